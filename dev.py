@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Polygon's quick start, with nothing but Python 3.11+.
+
+    python3 dev.py demo   # install into .venv, run the example suite on embedded defaults
+    python3 dev.py test   # install the test tools, run lint, type checks and all tests
+
+Each command creates `.venv` next to this file on first use and installs what it needs;
+later calls reinstall only when pyproject.toml changed. Extra arguments are passed on
+(`python3 dev.py test -k engine`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+DEMO_SUITE = ROOT / "examples" / "order_line" / "suite.yaml"
+
+
+def main(argv: list[str]) -> int:
+    """Dispatch `demo` or `test`."""
+    if not argv or argv[0] not in ("demo", "test"):
+        print(__doc__)
+        return 2
+    command, rest = argv[0], argv[1:]
+    if command == "demo":
+        install(extras=())
+        return run(BIN / "polygon", "run", str(DEMO_SUITE), "--out", "out/demo", *rest)
+    install(extras=("test",))
+    return run_tests(rest)
+
+
+def install(extras: tuple[str, ...]) -> None:
+    """Create the virtual environment and install Polygon (editable) when needed."""
+    if not (BIN / "python").exists() and not (BIN / "python.exe").exists():
+        print("Creating .venv ...", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    spec = f".[{','.join(extras)}]" if extras else "."
+    stamp = VENV / f".polygon-installed-{'-'.join(extras) or 'core'}"
+    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == wanted:
+        return
+    print(f"Installing polygon-voice{spec[1:]} into .venv ...", flush=True)
+    pip = [str(BIN / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    check(*pip, "-e", spec, cwd=ROOT)
+    stamp.write_text(wanted)
+
+
+def run_tests(pytest_args: list[str]) -> int:
+    """Lint, format check, strict types, then the whole test suite."""
+    steps = [
+        [str(BIN / "ruff"), "check", "src", "tests", "bench", "examples", "dev.py"],
+        [str(BIN / "ruff"), "format", "--check", "src", "tests", "bench", "examples", "dev.py"],
+        [str(BIN / "mypy")],
+    ]
+    for step in steps:
+        code = run(*step)
+        if code:
+            return code
+    return run(str(BIN / "python"), "-m", "pytest", *pytest_args)
+
+
+def run(*command: str | Path) -> int:
+    """Run a command in the project folder and return its exit code."""
+    print("$", " ".join(str(part) for part in command), flush=True)
+    return subprocess.call([str(part) for part in command], cwd=ROOT)
+
+
+def check(*command: str | Path, cwd: Path) -> None:
+    """Run a command; stop with its exit code when it fails."""
+    code = subprocess.call([str(part) for part in command], cwd=cwd)
+    if code:
+        sys.exit(code)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

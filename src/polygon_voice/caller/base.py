@@ -1,0 +1,58 @@
+"""The protocol a simulated caller implements, and the moves it can make."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from polygon_voice.model import InterruptPoint, Persona, Turn
+
+
+@dataclass(frozen=True)
+class Speak:
+    """Say something when it is the caller's turn."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class HangUp:
+    """End the call."""
+
+
+@dataclass(frozen=True)
+class StaySilent:
+    """Say nothing this turn (the agent gets a Silence event)."""
+
+
+@dataclass(frozen=True)
+class Interrupt:
+    """Talk over the agent; `text` None is background noise (no words)."""
+
+    text: str | None
+
+
+CallerMove = Speak | HangUp | StaySilent
+
+
+@dataclass(frozen=True)
+class CallView:
+    """What the caller can see of the call so far."""
+
+    persona: Persona
+    language: str
+    turns: Sequence[Turn]
+    now: float
+
+
+class Caller(Protocol):
+    """A simulated caller: answers when it is its turn, may talk over the agent."""
+
+    async def reply(self, view: CallView) -> CallerMove:
+        """The caller's move when the agent has finished its turn."""
+        ...
+
+    def barge_in(self, point: InterruptPoint, view: CallView) -> Interrupt | None:
+        """Whether the caller talks over the agent at this point of the agent's actions."""
+        ...

@@ -1,0 +1,272 @@
+"""The `polygon` command."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from polygon_voice import __version__
+from polygon_voice.agents import AgentLoadError, resolve_agent
+from polygon_voice.model import ConversationResult
+from polygon_voice.report import write_run_files
+from polygon_voice.report.terminal import (
+    conversation_view,
+    conversations_table,
+    end_reason_table,
+    runs_table,
+)
+from polygon_voice.runner import CallBuilder, RunTally, SuiteRunner, count_calls
+from polygon_voice.scenario import LoadedSuite, SuiteError, load_suite, suite_json_schema
+from polygon_voice.store import (
+    ConversationSummary,
+    RunRecord,
+    Store,
+    StoreError,
+    new_run_id,
+    resolve_db_url,
+)
+from polygon_voice.tools import ToolConfigError
+
+app = typer.Typer(
+    name="polygon",
+    help="Polygon: simulate whole phone calls against a voice agent and judge the outcome.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+errors = Console(stderr=True)
+
+DbOption = Annotated[
+    str | None,
+    typer.Option(
+        "--db", help="Database URL or SQLite file [env: POLYGON_DB; default .polygon/polygon.db]"
+    ),
+]
+SHOWN_INLINE = 30
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Print a plain error and exit without a traceback."""
+    errors.print(f"[bold red]error:[/] {_escape(message)}")
+    raise typer.Exit(code)
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def open_store(db: str | None) -> Store:
+    """The results database named by --db, POLYGON_DB or the default file."""
+    try:
+        return Store(resolve_db_url(db))
+    except StoreError as exc:
+        fail(str(exc))
+
+
+@app.command()
+def run(
+    suite: Annotated[Path, typer.Argument(help="Suite file (YAML or JSON).")],
+    agent: Annotated[
+        str | None,
+        typer.Option(help="Agent: a registered name, package.module:attr or file.py:attr."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Run seed: the same seed replays the same calls.")] = 0,
+    concurrency: Annotated[int, typer.Option(min=1, help="Conversations at once.")] = 8,
+    out: Annotated[
+        Path | None, typer.Option(help="Folder for report.json and transcripts.jsonl.")
+    ] = None,
+    resume: Annotated[
+        str | None, typer.Option(help="Finish an interrupted run (its id) instead of a new one.")
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Run a suite against an agent; store every call; write report.json and transcripts.jsonl."""
+    loaded = _load(suite)
+    _check_tools(loaded)
+    store = open_store(db)
+    record, done = _start_or_resume(store, loaded, agent, seed, resume)
+    try:
+        factory = resolve_agent(record.agent, loaded.base_dir)
+    except AgentLoadError as exc:
+        store.finish_run(record.id, "failed", datetime.now(UTC))
+        fail(str(exc))
+    runner = SuiteRunner(
+        suite=loaded.suite,
+        agent_factory=factory,
+        store=store,
+        run_id=record.id,
+        seed=record.seed,
+        concurrency=concurrency,
+        skip=frozenset(done),
+    )
+    tally = _run_with_progress(runner, store, record, total=count_calls(loaded.suite) - len(done))
+    store.finish_run(record.id, "finished", datetime.now(UTC))
+    out_dir = out or Path(".polygon") / "runs" / record.id
+    report, transcripts = write_run_files(store, store.get_run(record.id), out_dir)
+    _print_summary(store, record.id, tally)
+    console.print(f"Run [bold]{record.id}[/]: {_escape(str(report))}, {_escape(str(transcripts))}")
+    console.print(f"See a call turn by turn: polygon show {record.id} --conversation ID")
+
+
+def _load(path: Path) -> LoadedSuite:
+    try:
+        return load_suite(path)
+    except SuiteError as exc:
+        fail(str(exc))
+
+
+def _check_tools(loaded: LoadedSuite) -> None:
+    try:
+        CallBuilder(loaded.suite, lambda _: _no_agent(), 0).check()
+    except ToolConfigError as exc:
+        fail(f"{loaded.path}: {exc}")
+
+
+def _no_agent() -> NoReturn:
+    raise AssertionError("checking tools builds no agent")
+
+
+def _start_or_resume(
+    store: Store, loaded: LoadedSuite, agent: str | None, seed: int, resume: str | None
+) -> tuple[RunRecord, set[str]]:
+    if resume is not None:
+        return _resume(store, loaded, resume)
+    agent_name = agent or loaded.suite.agent
+    if agent_name is None:
+        fail(f"{loaded.path}: no agent given: pass --agent or add an 'agent:' key to the suite")
+    record = RunRecord(
+        id=new_run_id(),
+        suite=loaded.suite.name,
+        suite_path=str(loaded.path),
+        suite_hash=loaded.hash,
+        agent=agent_name,
+        seed=seed,
+        status="running",
+        started_at=datetime.now(UTC),
+        config={"agent_spec": agent_name},
+        polygon_version=__version__,
+    )
+    store.create_run(record)
+    return record, set()
+
+
+def _resume(store: Store, loaded: LoadedSuite, run_id: str) -> tuple[RunRecord, set[str]]:
+    try:
+        record = store.get_run(run_id)
+    except StoreError as exc:
+        fail(str(exc))
+    if record.suite_hash != loaded.hash:
+        fail(
+            f"run {record.id} was made from a different version of {loaded.path} "
+            f"(hash {record.suite_hash}, now {loaded.hash}); start a new run instead"
+        )
+    done = store.conversation_ids(record.id)
+    console.print(f"Resuming run {record.id}: {len(done)} calls already stored are kept.")
+    return record, done
+
+
+def _run_with_progress(
+    runner: SuiteRunner, store: Store, record: RunRecord, total: int
+) -> RunTally:
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task(f"{record.suite} with {record.agent}", total=total)
+
+        def finished(_: ConversationResult) -> None:
+            progress.advance(task)
+
+        runner.on_finished = finished
+        try:
+            return runner.run()
+        except KeyboardInterrupt:
+            store.finish_run(record.id, "interrupted", datetime.now(UTC))
+            fail(
+                f"interrupted; finished calls are stored. Resume with: "
+                f"polygon run {record.suite_path} --resume {record.id}",
+                code=130,
+            )
+
+
+def _print_summary(store: Store, run_id: str, tally: RunTally) -> None:
+    summaries = list(_first(store, run_id, SHOWN_INLINE + 1))
+    if len(summaries) <= SHOWN_INLINE:
+        console.print(conversations_table(summaries, "Conversations"))
+    counts: dict[str, int] = {}
+    for summary in store.iter_summaries(run_id):
+        counts[summary.end_reason] = counts.get(summary.end_reason, 0) + 1
+    console.print(end_reason_table(counts))
+    console.print(
+        f"{tally.conversations} calls run now, {tally.turns} turns, {tally.tool_calls} tool calls."
+    )
+    for conversation_id, message in tally.errors:
+        errors.print(f"[red]error in {_escape(conversation_id)}:[/] {_escape(message)}")
+
+
+def _first(store: Store, run_id: str, limit: int) -> list[ConversationSummary]:
+    rows: list[ConversationSummary] = []
+    for summary in store.iter_summaries(run_id):
+        rows.append(summary)
+        if len(rows) >= limit:
+            break
+    return rows
+
+
+@app.command()
+def runs(
+    limit: Annotated[int, typer.Option(min=1, help="How many runs to list.")] = 20,
+    db: DbOption = None,
+) -> None:
+    """List stored runs, newest first."""
+    store = open_store(db)
+    console.print(runs_table(store.list_runs(limit=limit)))
+
+
+@app.command()
+def show(
+    run_id: Annotated[str, typer.Argument(help="Run id (a unique prefix is enough).")],
+    conversation: Annotated[
+        str | None,
+        typer.Option("--conversation", "-c", help="Show this conversation turn by turn."),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Show a stored run, or one of its conversations turn by turn."""
+    store = open_store(db)
+    try:
+        record = store.get_run(run_id)
+        if conversation is None:
+            title = (
+                f"Run {record.id}: {record.suite} with {record.agent} "
+                f"(seed {record.seed}, {record.status})"
+            )
+            console.print(conversations_table(store.iter_summaries(record.id), title))
+            return
+        console.print(conversation_view(store.get_conversation(record.id, conversation)))
+    except StoreError as exc:
+        fail(str(exc))
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of suite files (for editors)."""
+    sys.stdout.write(json.dumps(suite_json_schema(), indent=2) + "\n")
+
+
+def main() -> None:
+    """Entry point of the `polygon` command."""
+    app()

@@ -1,0 +1,458 @@
+"""The conversation engine: one simulated call on a virtual clock.
+
+The agent sees events and answers with actions (see `polygon_voice.model.events`).
+The engine asks the caller at three points of the agent's action stream whether it
+talks over the agent: while the agent speaks (`mid_speech`), between preparing and
+sending a tool call (`during_tool_prep`), and after a call was sent but before its
+result (`after_tool_fired`). A barge-in stops the agent's current response: actions
+it has not yielded yet never happen.
+
+Time is virtual. Speech lasts words / rate; tool latency and timeouts run on the
+same clock, so a 30-second timeout costs no wall time. Only the agent's own work is
+measured in wall time, against `agent_turn_timeout`, so a hanging agent ends its own
+conversation (reason `error`) and nothing else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from polygon_voice.agents.base import Agent
+from polygon_voice.caller.base import Caller, CallView, HangUp, Interrupt, Speak
+from polygon_voice.conversation.clock import EventQueue, Timers, speech_seconds
+from polygon_voice.conversation.loops import reply_overlap
+from polygon_voice.model import (
+    Action,
+    BargeIn,
+    CallEnd,
+    CallerSaid,
+    CallStarted,
+    CancelToolCall,
+    ConversationResult,
+    EndCall,
+    EndReason,
+    EngineSettings,
+    Event,
+    InterruptPoint,
+    Persona,
+    PrepareToolCall,
+    Say,
+    SendToolCall,
+    SetTimer,
+    Silence,
+    Speaker,
+    StateUpdate,
+    TimerFired,
+    TraceEntry,
+    Transfer,
+    Turn,
+    UpdateState,
+)
+from polygon_voice.seeding import derive_seed
+from polygon_voice.tools import ToolRuntime, ToolUsageError
+
+Hearing = Callable[[str, str, int], str]
+"""What the agent hears of the caller: (said text, language, seed) -> heard text."""
+
+Source = Literal["engine", "caller", "agent", "tools"]
+
+
+def clear_line(text: str, language: str, seed: int) -> str:
+    """A perfect line: the agent hears exactly what was said (no recognition noise)."""
+    return text
+
+
+@dataclass(frozen=True)
+class CallSetup:
+    """Everything one conversation is run with."""
+
+    conversation_id: str
+    scenario_id: str
+    run_seed: int
+    language: str
+    persona: Persona
+    settings: EngineSettings
+    max_turns: int
+
+
+class _Ended(Exception):
+    """Raised inside the engine when the call is over."""
+
+
+class ConversationEngine:
+    """Runs one call between an agent and a caller over stub tools."""
+
+    def __init__(
+        self,
+        setup: CallSetup,
+        agent: Agent,
+        caller: Caller,
+        tools: ToolRuntime,
+        hearing: Hearing = clear_line,
+    ) -> None:
+        self.setup = setup
+        self._agent = agent
+        self._caller = caller
+        self._tools = tools
+        self._hearing = hearing
+        self._settings = setup.settings
+        self.now = 0.0
+        self.turns: list[Turn] = []
+        self.trace: list[TraceEntry] = []
+        self.state_updates: list[StateUpdate] = []
+        self.state_version: int | None = None
+        self.end: CallEnd | None = None
+        self._inbox = EventQueue()
+        self._timers = Timers()
+        self._deliveries = 0
+        self._caller_turns = 0
+
+    async def run(self) -> ConversationResult:
+        """Play the call to its end and return its full record."""
+        event: Event | None = CallStarted()
+        try:
+            while True:
+                if event is None:
+                    event = await self._next_event()
+                event = await self._agent_turn(event)
+        except _Ended:
+            pass
+        return self._result()
+
+    def abort(self, message: str) -> ConversationResult:
+        """End the call with an error from outside the agent; keep what happened so far."""
+        self._stop(EndReason.ERROR, message)
+        return self._result()
+
+    # --- the agent's side -----------------------------------------------------
+
+    async def _agent_turn(self, event: Event) -> Event | None:
+        """Deliver `event`; return a barge-in event if the caller interrupted."""
+        if self.end is not None:
+            raise _Ended
+        self._count_delivery()
+        self._record(_EVENT_SOURCE.get(event.kind, "engine"), event)
+        speech = _Speech()
+        pending: _PendingBargeIn | None = None
+        actions: AsyncIterator[Action] | None = None
+        limit = self._settings.agent_turn_timeout
+        try:
+            async with asyncio.timeout(limit):
+                actions = _start_response(self._agent, event)
+                while pending is None and self.end is None:
+                    action = await _next_action(actions)
+                    if action is None:
+                        break
+                    pending = self._apply(action, speech)
+        except TimeoutError:
+            self._stop_after(speech, f"agent gave no answer to {event.kind} within {limit:g}s")
+        except _AgentFailed as failure:
+            self._stop_after(speech, str(failure))
+        except ToolUsageError as exc:
+            self._stop_after(speech, f"agent misused a tool: {exc}")
+        finally:
+            if actions is not None:
+                await _close(actions)
+        self._finish_speech(speech)
+        if self.end is not None:
+            raise _Ended
+        return None if pending is None else self._caller_barges_in(pending)
+
+    def _stop_after(self, speech: _Speech, message: str) -> None:
+        self._finish_speech(speech)
+        self._stop(EndReason.ERROR, message)
+
+    def _apply(self, action: Action, speech: _Speech) -> _PendingBargeIn | None:
+        """Carry out one action; return a pending barge-in when the caller interrupts."""
+        self._record("agent", action)
+        if isinstance(action, Say):
+            return self._say(action, speech)
+        if isinstance(action, PrepareToolCall):
+            self._tools.prepare(action, self.now)
+            return self._ask_caller(InterruptPoint.DURING_TOOL_PREP)
+        if isinstance(action, SendToolCall):
+            self._tools.send(action.call_id, self.now)
+            return self._ask_caller(InterruptPoint.AFTER_TOOL_FIRED)
+        if isinstance(action, CancelToolCall):
+            self._tools.cancel(action.call_id, self.now)
+        elif isinstance(action, UpdateState):
+            self._update_state(action)
+        elif isinstance(action, SetTimer):
+            self._timers.set(self.now + action.seconds, action.name)
+        elif isinstance(action, EndCall):
+            self._finish_speech(speech)
+            self._stop(EndReason.AGENT_HANGUP, action.reason)
+        elif isinstance(action, Transfer):
+            self._finish_speech(speech)
+            self._stop(EndReason.TRANSFERRED, action.target)
+        return None
+
+    def _say(self, action: Say, speech: _Speech) -> _PendingBargeIn | None:
+        words = action.text.split()
+        if speech.start is None:
+            speech.start = self.now
+        interrupt = self._ask_caller(InterruptPoint.MID_SPEECH)
+        # A barge-in mid-speech cuts the chunk at half its words: the caller heard those.
+        spoken = words if interrupt is None else words[: len(words) // 2]
+        speech.said.append(action.text)
+        speech.heard.append(" ".join(spoken))
+        speech.interrupted = interrupt is not None
+        self._advance_to(self.now + len(spoken) / self._settings.words_per_second)
+        return interrupt
+
+    def _update_state(self, action: UpdateState) -> None:
+        update = StateUpdate(
+            field=action.field, value=action.value, version=action.version, time=self.now
+        )
+        self.state_updates.append(update)
+        self.state_version = action.version
+
+    def _finish_speech(self, speech: _Speech) -> None:
+        """Turn the agent's spoken chunks of this response into one agent turn."""
+        if speech.start is None or speech.done:
+            return
+        speech.done = True
+        text, heard = " ".join(speech.said), " ".join(s for s in speech.heard if s)
+        self._add_turn(Speaker.AGENT, text, heard, speech.start, speech.interrupted)
+        self._check_loop()
+
+    def _check_loop(self) -> None:
+        replies = [t.text for t in reversed(self.turns) if t.speaker is Speaker.AGENT][:2]
+        if len(replies) < 2 or self.end is not None:
+            return
+        overlap = reply_overlap(replies[1], replies[0])
+        if overlap >= self._settings.loop_overlap:
+            self._stop(
+                EndReason.LOOP_DETECTED,
+                f"the agent's last two replies overlap {overlap:.0%}",
+            )
+
+    # --- the caller's side ----------------------------------------------------
+
+    def _ask_caller(self, point: InterruptPoint) -> _PendingBargeIn | None:
+        move = self._caller.barge_in(point, self._view())
+        return None if move is None else _PendingBargeIn(point, move)
+
+    def _caller_barges_in(self, pending: _PendingBargeIn) -> Event:
+        text = pending.words.text
+        if text is None:
+            self._record_note("caller", "background_noise", {"point": pending.point.value})
+            return BargeIn(point=pending.point, text=None)
+        heard = self._caller_speaks(text, barge_in=True)
+        return BargeIn(point=pending.point, text=heard)
+
+    async def _next_event(self) -> Event:
+        """Whatever happens next: a due tool result or timer, else the caller's move."""
+        self._collect()
+        # Writes can land with no event to deliver (e.g. before a timeout): keep waiting.
+        while not self._inbox and self._tools.awaiting():
+            self._wait_for_next_due()
+        if self._inbox:
+            return self._take()
+        self._advance_to(self.now + self._settings.response_gap)
+        move = await self._caller.reply(self._view())
+        if isinstance(move, Speak):
+            return CallerSaid(text=self._caller_speaks(move.text, barge_in=False))
+        if isinstance(move, HangUp):
+            self._stop(EndReason.CALLER_HANGUP, "")
+            raise _Ended
+        return self._silence()
+
+    def _caller_speaks(self, text: str, barge_in: bool) -> str:
+        self._caller_turns += 1
+        seed = derive_seed(
+            self.setup.run_seed, self.setup.conversation_id, "hearing", self._caller_turns
+        )
+        heard = self._hearing(text, self.setup.language, seed)
+        self._add_turn(Speaker.CALLER, text, heard, self.now, False, barge_in=barge_in)
+        return heard
+
+    def _silence(self) -> Event:
+        seconds = self._settings.silence_seconds
+        upcoming = self._next_due()
+        if upcoming is not None and upcoming <= self.now + seconds:
+            self._advance_to(upcoming)
+            return self._take()
+        self._advance_to(self.now + seconds)
+        return Silence(seconds=seconds)
+
+    # --- time and bookkeeping -------------------------------------------------
+
+    def _advance_to(self, time: float) -> None:
+        self.now = max(self.now, time)
+        self._collect()
+
+    def _collect(self) -> None:
+        for time, event in self._tools.advance(self.now):
+            self._inbox.push(time, event)
+        for time, name in self._timers.pop_due(self.now):
+            self._inbox.push(time, TimerFired(name=name))
+
+    def _next_due(self) -> float | None:
+        times = [t for t in (self._tools.next_due(), self._timers.next_due()) if t is not None]
+        return min(times) if times else None
+
+    def _wait_for_next_due(self) -> None:
+        due = self._next_due()
+        if due is None:  # awaiting() with nothing scheduled would be a tools bug
+            raise RuntimeError("a tool call is awaited but nothing is scheduled")
+        self._advance_to(due)
+
+    def _take(self) -> Event:
+        _, event = self._inbox.pop()
+        return event
+
+    def _add_turn(
+        self,
+        speaker: Speaker,
+        text: str,
+        heard: str,
+        start: float,
+        interrupted: bool,
+        barge_in: bool = False,
+    ) -> None:
+        if speaker is Speaker.CALLER:
+            self._advance_to(start + speech_seconds(text, self._settings.words_per_second))
+        turn = Turn(
+            index=len(self.turns),
+            speaker=speaker,
+            text=text,
+            heard=heard,
+            start=round(start, 6),
+            end=round(self.now, 6),
+            interrupted=interrupted,
+            barge_in=barge_in,
+        )
+        self.turns.append(turn)
+        if len(self.turns) >= self.setup.max_turns and self.end is None:
+            self._stop(EndReason.TURN_LIMIT, f"reached {self.setup.max_turns} turns")
+
+    def _count_delivery(self) -> None:
+        # Agents and callers that keep each other busy without speaking must still end.
+        self._deliveries += 1
+        if self._deliveries > self.setup.max_turns * 20 and self.end is None:
+            self._stop(EndReason.TURN_LIMIT, "too many events without progress")
+            raise _Ended
+
+    def _stop(self, reason: EndReason, message: str) -> None:
+        if self.end is None:
+            self.end = CallEnd(reason=reason, time=round(self.now, 6), message=message)
+            self._record_note("engine", "call_ended", {"reason": reason.value, "message": message})
+
+    def _record(self, source: Source, message: Event | Action) -> None:
+        data = message.model_dump(mode="json", exclude={"kind"})
+        self._record_note(source, message.kind, data)
+
+    def _record_note(self, source: Source, kind: str, data: dict[str, Any]) -> None:
+        entry = TraceEntry(
+            seq=len(self.trace),
+            time=round(self.now, 6),
+            source=source,
+            kind=kind,
+            data=data,
+            state_version=self.state_version,
+        )
+        self.trace.append(entry)
+
+    def _view(self) -> CallView:
+        return CallView(
+            persona=self.setup.persona,
+            language=self.setup.language,
+            turns=self.turns,
+            now=self.now,
+        )
+
+    def _result(self) -> ConversationResult:
+        assert self.end is not None
+        backend = self._tools.backend
+        return ConversationResult(
+            id=self.setup.conversation_id,
+            scenario_id=self.setup.scenario_id,
+            seed=self.setup.run_seed,
+            language=self.setup.language,
+            end=self.end,
+            turns=self.turns,
+            tool_calls=self._tools.calls,
+            state_updates=self.state_updates,
+            backend_writes=backend.writes,
+            backend_final=backend.touched(),
+            trace=self.trace,
+        )
+
+
+_EVENT_SOURCE: dict[str, Source] = {
+    "caller_said": "caller",
+    "barge_in": "caller",
+    "tool_result": "tools",
+    "tool_error": "tools",
+}
+
+
+@dataclass
+class _Speech:
+    """The agent's spoken chunks within one response."""
+
+    start: float | None = None
+    said: list[str] = field(default_factory=list)
+    heard: list[str] = field(default_factory=list)
+    interrupted: bool = False
+    done: bool = False
+
+
+@dataclass(frozen=True)
+class _PendingBargeIn:
+    """A barge-in decided during the agent's response, delivered when it stops."""
+
+    point: InterruptPoint
+    words: Interrupt
+
+
+class _AgentFailed(Exception):
+    """The agent's own code raised while answering."""
+
+
+class _SyncActions:
+    """Adapts a plain iterable of actions to the async protocol."""
+
+    def __init__(self, actions: Iterable[Action]) -> None:
+        self._iterator = iter(actions)
+
+    def __aiter__(self) -> _SyncActions:
+        return self
+
+    async def __anext__(self) -> Action:
+        try:
+            return next(self._iterator)
+        except StopIteration:
+            raise StopAsyncIteration from None
+
+
+def _start_response(agent: Agent, event: Event) -> AsyncIterator[Action]:
+    try:
+        actions = agent.respond(event)
+    except Exception as exc:
+        raise _AgentFailed(f"agent raised {type(exc).__name__}: {exc}") from exc
+    if hasattr(actions, "__anext__"):
+        return actions  # type: ignore[return-value]
+    return _SyncActions(actions)
+
+
+async def _next_action(actions: AsyncIterator[Action]) -> Action | None:
+    try:
+        return await anext(actions)
+    except StopAsyncIteration:
+        return None
+    except Exception as exc:
+        raise _AgentFailed(f"agent raised {type(exc).__name__}: {exc}") from exc
+
+
+async def _close(actions: AsyncIterator[Action]) -> None:
+    aclose = getattr(actions, "aclose", None)
+    if aclose is None:
+        return
+    with contextlib.suppress(Exception):  # the agent's failing cleanup must not stop the engine
+        await aclose()

@@ -1,0 +1,119 @@
+"""A suite file: tools, backend records, scenarios with scripted callers, engine settings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from polygon_voice.model.case import CaseCategory, CaseExpected
+from polygon_voice.model.events import InterruptPoint
+from polygon_voice.model.persona import Persona
+from polygon_voice.model.tools import FaultSpec, ToolSpec
+
+Record = dict[str, Any]
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BargeInStep(_Spec):
+    """Talk over the agent at a named point; without `say` it is background noise (no words)."""
+
+    at: InterruptPoint
+    say: str | None = None
+
+
+class ScriptStep(_Spec):
+    """One move of the scripted caller: exactly one of `say`, `barge_in`, `silence`, `hangup`."""
+
+    say: str | None = None
+    barge_in: BargeInStep | None = None
+    silence: bool = False
+    hangup: bool = False
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> ScriptStep:
+        given = [
+            self.say is not None,
+            self.barge_in is not None,
+            self.silence,
+            self.hangup,
+        ]
+        if sum(given) != 1:
+            raise ValueError("a script step takes exactly one of: say, barge_in, silence, hangup")
+        return self
+
+
+class Scenario(_Spec):
+    """One simulated call: who calls, what they say, and (for three-layer cases) what must hold."""
+
+    id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.:-]+$")
+    description: str = ""
+    persona: Persona = Field(default_factory=Persona)
+    script: list[ScriptStep] = Field(default_factory=list)
+    category: CaseCategory | None = None
+    setup: dict[str, Any] = Field(default_factory=dict, description="loose on purpose (CASE-1)")
+    expected: CaseExpected | None = None
+    backend: dict[str, dict[str, Record]] = Field(
+        default_factory=dict, description="records added to or replacing the suite's for this call"
+    )
+    faults: dict[str, list[FaultSpec]] = Field(
+        default_factory=dict, description="tool name -> faults added for this call only"
+    )
+    forbidden_phrases: list[str] = Field(default_factory=list)
+    max_turns: int | None = Field(default=None, ge=1)
+
+
+class EngineSettings(_Spec):
+    """Timing and limits of the conversation engine (virtual seconds unless noted)."""
+
+    max_turns: int = Field(default=40, ge=1, description="caller and agent turns together")
+    words_per_second: float = Field(default=2.5, gt=0, description="speaking rate of both sides")
+    response_gap: float = Field(default=0.3, ge=0, description="pause before the caller answers")
+    silence_seconds: float = Field(default=4.0, gt=0, description="what a silent caller step lasts")
+    agent_turn_timeout: float = Field(
+        default=10.0, gt=0, description="wall-clock seconds an agent may take for one response"
+    )
+    loop_overlap: float = Field(default=0.9, gt=0, le=1, description="LOOP-1 threshold")
+
+
+class Suite(_Spec):
+    """A suite file."""
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    agent: str | None = Field(
+        default=None, description="default agent: registry name or module:attr"
+    )
+    language: str = "en"
+    tools: dict[str, ToolSpec] = Field(default_factory=dict)
+    backend: dict[str, dict[str, Record]] = Field(
+        default_factory=dict, description="collection -> record key -> fields"
+    )
+    forbidden_phrases: list[str] = Field(default_factory=list)
+    settings: EngineSettings = Field(default_factory=EngineSettings)
+    repeat: int = Field(default=1, ge=1, description="conversations per scenario")
+    scenarios: list[Scenario] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> Suite:
+        seen: set[str] = set()
+        for scenario in self.scenarios:
+            if scenario.id in seen:
+                raise ValueError(f"scenario id {scenario.id!r} is used twice")
+            seen.add(scenario.id)
+        return self
+
+    @model_validator(mode="after")
+    def _faults_name_tools(self) -> Suite:
+        for scenario in self.scenarios:
+            unknown = sorted(set(scenario.faults) - set(self.tools))
+            if unknown:
+                known = ", ".join(self.tools) or "none"
+                raise ValueError(
+                    f"scenario {scenario.id!r} injects faults into unknown tool(s) "
+                    f"{', '.join(unknown)}; the suite's tools are: {known}"
+                )
+        return self

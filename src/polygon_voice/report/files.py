@@ -1,0 +1,89 @@
+"""report.json and transcripts.jsonl, streamed from the store (views of the stored run)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any, TextIO
+
+from polygon_voice.store import RunRecord, Store
+
+REPORT_FILE = "report.json"
+TRANSCRIPTS_FILE = "transcripts.jsonl"
+
+
+def write_run_files(store: Store, run: RunRecord, out_dir: Path) -> tuple[Path, Path]:
+    """Write both files for a stored run; returns their paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return write_report(store, run, out_dir / REPORT_FILE), write_transcripts(
+        store, run.id, out_dir / TRANSCRIPTS_FILE
+    )
+
+
+def write_transcripts(store: Store, run_id: str, path: Path) -> Path:
+    """One conversation per line in plan order; nothing that varies between runs of a seed."""
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as out:
+        for result in store.iter_conversations(run_id):
+            out.write(result.model_dump_json())
+            out.write("\n")
+    tmp.replace(path)
+    return path
+
+
+def write_report(store: Store, run: RunRecord, path: Path) -> Path:
+    """The run's report: its identity, one entry per conversation, and a summary."""
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as out:
+        out.write("{\n")
+        for key, value in run_header(run).items():
+            out.write(f"  {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)},\n")
+        summary = _write_conversations(store, run.id, out)
+        out.write(f',\n  "summary": {json.dumps(summary, ensure_ascii=False)}\n}}\n')
+    tmp.replace(path)
+    return path
+
+
+def run_header(run: RunRecord) -> dict[str, Any]:
+    """The fields that identify a run."""
+    return {
+        "run_id": run.id,
+        "suite": run.suite,
+        "suite_path": run.suite_path,
+        "suite_hash": run.suite_hash,
+        "agent": run.agent,
+        "seed": run.seed,
+        "status": run.status,
+        "started_at": run.started_at.isoformat(),
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "polygon_version": run.polygon_version,
+    }
+
+
+def _write_conversations(store: Store, run_id: str, out: TextIO) -> dict[str, Any]:
+    # Streamed entry by entry, so a run of any size is never held in memory.
+    reasons: Counter[str] = Counter()
+    turns = calls = count = 0
+    out.write('  "conversations": [')
+    for summary in store.iter_summaries(run_id):
+        entry = {
+            "id": summary.id,
+            "scenario_id": summary.scenario_id,
+            "end_reason": summary.end_reason,
+            "end_message": summary.end_message,
+            "turns": summary.turn_count,
+            "tool_calls": summary.tool_call_count,
+        }
+        out.write(("\n    " if count == 0 else ",\n    ") + json.dumps(entry, ensure_ascii=False))
+        count += 1
+        turns += summary.turn_count
+        calls += summary.tool_call_count
+        reasons[summary.end_reason] += 1
+    out.write("\n  ]" if count else "]")
+    return {
+        "conversations": count,
+        "turns": turns,
+        "tool_calls": calls,
+        "end_reasons": dict(sorted(reasons.items())),
+    }

@@ -1,0 +1,148 @@
+"""Terminal views: run lists, run summaries and a conversation turn by turn.
+
+Everything a transcript or an agent produced is untrusted: it is passed to Rich as
+plain `Text`, never as markup, so a caller saying "[bold]" prints those characters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from polygon_voice.model import ConversationResult, Speaker
+from polygon_voice.store import ConversationSummary, RunRecord
+
+_REASON_STYLE = {
+    "agent_hangup": "green",
+    "caller_hangup": "green",
+    "transferred": "cyan",
+    "loop_detected": "yellow",
+    "turn_limit": "yellow",
+    "error": "red",
+}
+
+
+def reason_text(reason: str) -> Text:
+    """An end reason, coloured by how worrying it is."""
+    return Text(reason, style=_REASON_STYLE.get(reason, ""))
+
+
+def runs_table(runs: Iterable[RunRecord]) -> Table:
+    """Stored runs, newest first."""
+    table = Table(title="Runs", title_justify="left")
+    for column in ("run", "suite", "agent", "seed", "status", "calls", "started (UTC)"):
+        table.add_column(column)
+    for run in runs:
+        table.add_row(
+            Text(run.id),
+            Text(run.suite),
+            Text(run.agent),
+            str(run.seed),
+            Text(run.status, style="green" if run.status == "finished" else "yellow"),
+            str(run.conversation_count),
+            run.started_at.strftime("%Y-%m-%d %H:%M:%S"),
+        )
+    return table
+
+
+def conversations_table(summaries: Iterable[ConversationSummary], title: str) -> Table:
+    """One row per conversation of a run."""
+    table = Table(title=title, title_justify="left")
+    for column in ("conversation", "end", "turns", "tool calls", "message"):
+        table.add_column(column)
+    for summary in summaries:
+        table.add_row(
+            Text(summary.id),
+            reason_text(summary.end_reason),
+            str(summary.turn_count),
+            str(summary.tool_call_count),
+            Text(summary.end_message),
+        )
+    return table
+
+
+def end_reason_table(counts: dict[str, int]) -> Table:
+    """How the conversations ended."""
+    table = Table(title="How the calls ended", title_justify="left")
+    table.add_column("end")
+    table.add_column("calls", justify="right")
+    for reason, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        table.add_row(reason_text(reason), str(count))
+    return table
+
+
+def conversation_view(result: ConversationResult) -> RenderableType:
+    """A conversation as a timeline: turns, tool calls, state updates and backend writes."""
+    rows: list[tuple[float, int, RenderableType]] = []
+    for turn in result.turns:
+        rows.append((turn.start, 3, _turn_line(turn.speaker, turn.text, turn.heard, turn)))
+    for update in result.state_updates:
+        line = Text(f"  state  {update.field} = {update.value!r}  (version {update.version})")
+        rows.append((update.time, 0, _styled(line, "magenta")))
+    for call in result.tool_calls:
+        for change in call.history:
+            rows.append((change.time, 1, _call_line(call.model_dump(), change.status.value)))
+    for write in result.backend_writes:
+        line = Text(
+            f"  write  {write.collection}/{write.record}.{write.field}: "
+            f"{write.old!r} -> {write.new!r}  (v{write.version}, key {write.idempotency_key}, "
+            f"call {write.call_id})"
+        )
+        rows.append((write.time, 2, _styled(line, "blue")))
+    # At one instant, causes come first: state, then tool steps and writes, then speech.
+    rows.sort(key=lambda row: (row[0], row[1]))
+    lines: list[RenderableType] = [
+        Text.assemble(
+            ("Conversation ", "bold"), Text(result.id), f"  (scenario {result.scenario_id})"
+        )
+    ]
+    lines.extend(Text.assemble(f"{time:7.2f}s ", row) for time, _, row in rows)  # type: ignore[arg-type]
+    end = Text.assemble(
+        f"{result.end.time:7.2f}s ", "  end  ", reason_text(result.end.reason.value)
+    )
+    if result.end.message:
+        end.append(" — ")
+        end.append(result.end.message)
+    lines.append(end)
+    return Group(*lines)
+
+
+def _turn_line(speaker: Speaker, text: str, heard: str, turn: Any) -> Text:
+    who = "caller" if speaker is Speaker.CALLER else "agent "
+    line = Text(f"  {who} ", style="bold cyan" if speaker is Speaker.CALLER else "bold green")
+    line.append(text)
+    if heard != text:
+        label = "agent heard" if speaker is Speaker.CALLER else "caller heard"
+        line.append(f"\n            {label}: ", style="dim")
+        line.append(heard or "(nothing)", style="dim")
+    flags = [
+        name for name, on in (("interrupted", turn.interrupted), ("barge-in", turn.barge_in)) if on
+    ]
+    if flags:
+        line.append(f"  [{', '.join(flags)}]", style="yellow")
+    return line
+
+
+def _call_line(call: dict[str, Any], status: str) -> Text:
+    line = Text(f"  tool   {call['call_id']} {call['tool']} {status}", style="yellow")
+    if status == "prepared":
+        line.append(f"  args {call['args']!r}  (state v{call['state_version']}", style="yellow")
+        line.append(f", key {call['idempotency_key']})", style="yellow")
+        if not call["args_valid"]:
+            line.append(f"  INVALID: {'; '.join(call['arg_errors'])}", style="red")
+    elif status in ("completed",):
+        line.append(f"  -> {call['result']!r}", style="yellow")
+    elif status in ("failed", "timed_out"):
+        line.append(f"  -> {call['error']} {call['error_message']}", style="red")
+    if call["fault"] and status == "sent":
+        line.append(f"  (fault injected: {call['fault']})", style="red")
+    return line
+
+
+def _styled(text: Text, style: str) -> Text:
+    text.stylize(style)
+    return text

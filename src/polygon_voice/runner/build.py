@@ -1,0 +1,109 @@
+"""Wires one planned conversation: backend, stub tools, caller, agent, engine."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from polygon_voice.agents import AgentContext, AgentFactory
+from polygon_voice.caller import ScriptedCaller
+from polygon_voice.conversation import CallSetup, ConversationEngine, Hearing, clear_line
+from polygon_voice.model import (
+    CallEnd,
+    ConversationResult,
+    EndReason,
+    Scenario,
+    Suite,
+)
+from polygon_voice.runner.plan import PlannedCall
+from polygon_voice.seeding import derive_seed
+from polygon_voice.tools import Backend, ToolConfigError, ToolSet
+
+
+@dataclass
+class CallBuilder:
+    """Builds engines for one suite; compiles each scenario's tool set once."""
+
+    suite: Suite
+    agent_factory: AgentFactory
+    run_seed: int
+    hearing: Hearing = clear_line
+    _toolsets: dict[str, ToolSet] = field(default_factory=dict)
+
+    def setup(self, planned: PlannedCall) -> CallSetup:
+        """The fixed parameters of one call."""
+        scenario = planned.scenario
+        return CallSetup(
+            conversation_id=planned.conversation_id,
+            scenario_id=scenario.id,
+            run_seed=self.run_seed,
+            language=scenario.persona.language or self.suite.language,
+            persona=scenario.persona,
+            settings=self.suite.settings,
+            max_turns=scenario.max_turns or self.suite.settings.max_turns,
+        )
+
+    def engine(self, planned: PlannedCall) -> ConversationEngine:
+        """A ready engine; raises whatever building the user's agent raises."""
+        setup = self.setup(planned)
+        backend = Backend(merged_records(self.suite.backend, planned.scenario.backend))
+        tools = self._toolset(planned.scenario).open(
+            backend, seed_parts=(self.run_seed, planned.conversation_id)
+        )
+        context = AgentContext(
+            conversation_id=planned.conversation_id,
+            scenario_id=planned.scenario.id,
+            language=setup.language,
+            seed=derive_seed(self.run_seed, planned.conversation_id, "agent"),
+            tools=self.suite.tools,
+        )
+        agent = self.agent_factory(context)
+        caller = ScriptedCaller(planned.scenario.script)
+        return ConversationEngine(setup, agent, caller, tools, self.hearing)
+
+    def check(self) -> None:
+        """Compile every scenario's tools against its backend; raises ToolConfigError."""
+        for scenario in self.suite.scenarios:
+            records = merged_records(self.suite.backend, scenario.backend)
+            try:
+                self._toolset(scenario).check_backend(Backend(records))
+            except ToolConfigError as exc:
+                raise ToolConfigError(f"scenario {scenario.id!r}: {exc}") from exc
+
+    def _toolset(self, scenario: Scenario) -> ToolSet:
+        if scenario.id not in self._toolsets:
+            specs = dict(self.suite.tools)
+            for name, faults in scenario.faults.items():
+                specs[name] = specs[name].model_copy(
+                    update={"faults": [*specs[name].faults, *faults]}
+                )
+            self._toolsets[scenario.id] = ToolSet(specs)
+        return self._toolsets[scenario.id]
+
+
+def merged_records(
+    suite_records: Mapping[str, Mapping[str, dict[str, Any]]],
+    scenario_records: Mapping[str, Mapping[str, dict[str, Any]]],
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """The suite's backend with the scenario's records added or replacing by key (not copied)."""
+    merged = {name: dict(records) for name, records in suite_records.items()}
+    for name, records in scenario_records.items():
+        merged.setdefault(name, {}).update(records)
+    return merged
+
+
+def failed_call(setup: CallSetup, message: str) -> ConversationResult:
+    """The record of a call that could not run at all (e.g. the agent could not be built)."""
+    return ConversationResult(
+        id=setup.conversation_id,
+        scenario_id=setup.scenario_id,
+        seed=setup.run_seed,
+        language=setup.language,
+        end=CallEnd(reason=EndReason.ERROR, time=0.0, message=message),
+        turns=[],
+        tool_calls=[],
+        state_updates=[],
+        backend_writes=[],
+        trace=[],
+    )

@@ -1,0 +1,94 @@
+"""Runs a suite: conversations in parallel on one event loop, each stored as it finishes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from polygon_voice.agents import AgentFactory
+from polygon_voice.conversation import Hearing, clear_line
+from polygon_voice.model import ConversationResult, EndReason, Suite
+from polygon_voice.runner.build import CallBuilder, failed_call
+from polygon_voice.runner.plan import PlannedCall, plan_calls
+from polygon_voice.store import Store
+
+OnFinished = Callable[[ConversationResult], None]
+
+
+@dataclass
+class RunTally:
+    """Running totals of a run; small and flat, whatever the number of conversations."""
+
+    conversations: int = 0
+    turns: int = 0
+    tool_calls: int = 0
+    end_reasons: Counter[str] = field(default_factory=Counter)
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    max_errors_kept: int = 20
+
+    def add(self, result: ConversationResult) -> None:
+        """Count one finished conversation."""
+        self.conversations += 1
+        self.turns += len(result.turns)
+        self.tool_calls += len(result.tool_calls)
+        self.end_reasons[result.end.reason.value] += 1
+        if result.end.reason is EndReason.ERROR and len(self.errors) < self.max_errors_kept:
+            self.errors.append((result.id, result.end.message))
+
+
+@dataclass
+class SuiteRunner:
+    """Runs every planned conversation of a suite against one agent."""
+
+    suite: Suite
+    agent_factory: AgentFactory
+    store: Store
+    run_id: str
+    seed: int = 0
+    concurrency: int = 8
+    hearing: Hearing = clear_line
+    skip: frozenset[str] = frozenset()
+    on_finished: OnFinished | None = None
+
+    def run(self) -> RunTally:
+        """Run to completion (blocking)."""
+        return asyncio.run(self.run_async())
+
+    async def run_async(self) -> RunTally:
+        """Run to completion on the current event loop."""
+        builder = CallBuilder(self.suite, self.agent_factory, self.seed, self.hearing)
+        todo = (p for p in plan_calls(self.suite) if p.conversation_id not in self.skip)
+        tally = RunTally()
+        workers = [self._worker(todo, builder, tally) for _ in range(max(1, self.concurrency))]
+        await asyncio.gather(*workers)
+        return tally
+
+    async def _worker(
+        self, todo: Iterator[PlannedCall], builder: CallBuilder, tally: RunTally
+    ) -> None:
+        # Workers pull from one shared plan, so memory does not grow with the run's size.
+        for planned in todo:
+            result = await run_one(builder, planned)
+            self.store.add_conversation(self.run_id, planned.index, result)
+            tally.add(result)
+            if self.on_finished is not None:
+                self.on_finished(result)
+
+
+async def run_one(builder: CallBuilder, planned: PlannedCall) -> ConversationResult:
+    """One conversation; whatever goes wrong ends only this conversation."""
+    setup = builder.setup(planned)
+    try:
+        engine = builder.engine(planned)
+    except Exception as exc:
+        return failed_call(setup, f"could not build the agent: {type(exc).__name__}: {exc}")
+    try:
+        return await engine.run()
+    except Exception as exc:  # a harness bug must not take the other conversations down
+        message = f"internal error in the engine: {type(exc).__name__}: {exc}"
+        try:
+            return engine.abort(message)
+        except Exception:
+            return failed_call(setup, message)

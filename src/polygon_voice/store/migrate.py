@@ -1,0 +1,70 @@
+"""Bringing a database to the schema this version of Polygon expects (Alembic, run in code)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from polygon_voice.store.errors import StoreError
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+
+# The newest revision in migrations/versions; a test pins it to Alembic's own head.
+# Kept here so opening an up-to-date database costs one query and no Alembic import.
+HEAD_REVISION = "0001"
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+VERSION_TABLE = "alembic_version"
+
+
+def current_revision(connection: Connection) -> str | None:
+    """The revision the database is at, or None for an empty (never migrated) database."""
+    if not sa.inspect(connection).has_table(VERSION_TABLE):
+        return None
+    rows = connection.execute(sa.text(f"SELECT version_num FROM {VERSION_TABLE}")).scalars()
+    revisions = sorted(rows)
+    return ",".join(revisions) if revisions else None
+
+
+def alembic_config(connection: Connection | None = None) -> Config:
+    """An Alembic config for the packaged migrations, using `connection` when given."""
+    from alembic.config import Config
+
+    config = Config()
+    # configparser interpolates "%", which may occur in an install path.
+    config.set_main_option("script_location", str(MIGRATIONS_DIR).replace("%", "%%"))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def ensure_schema(engine: Engine) -> bool:
+    """Migrate the database to head unless it is there already; True when it migrated."""
+    with engine.begin() as connection:
+        current = current_revision(connection)
+        if current == HEAD_REVISION:
+            return False
+        _upgrade(connection, current)
+    return True
+
+
+def _upgrade(connection: Connection, current: str | None) -> None:
+    from alembic import command
+    from alembic.script import ScriptDirectory
+    from alembic.util import CommandError
+
+    config = alembic_config(connection)
+    known = {script.revision for script in ScriptDirectory.from_config(config).walk_revisions()}
+    if current is not None and current not in known:
+        raise StoreError(
+            f"the results database is at schema revision {current}, which this version of "
+            f"Polygon does not know (it knows up to {HEAD_REVISION}); upgrade polygon-voice "
+            "or use another database"
+        )
+    try:
+        command.upgrade(config, "head")
+    except CommandError as exc:
+        raise StoreError(f"could not migrate the results database: {exc}") from exc

@@ -1,0 +1,84 @@
+"""The tables as the code reads and writes them; migrations/ creates and changes them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Dialect
+
+# Named constraints so later migrations (batch mode on SQLite) can find and change them.
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+# BIGINT on PostgreSQL; on SQLite only "INTEGER PRIMARY KEY" is the cheap rowid alias.
+BigIntPk = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
+
+class UtcDateTime(sa.TypeDecorator[datetime]):
+    """A timezone-aware UTC datetime on every backend (SQLite keeps no offset)."""
+
+    impl = sa.DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        """Store UTC; SQLite drops the offset, so the instant must already be UTC."""
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"datetime {value.isoformat()} has no time zone")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        """Read back as aware UTC whatever the backend returns."""
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
+
+runs = sa.Table(
+    "runs",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("suite", sa.Text, nullable=False),
+    sa.Column("suite_path", sa.Text, nullable=False),
+    sa.Column("suite_hash", sa.String(128), nullable=False),
+    sa.Column("agent", sa.Text, nullable=False),
+    sa.Column("seed", sa.BigInteger, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("started_at", UtcDateTime, nullable=False),
+    sa.Column("finished_at", UtcDateTime, nullable=True),
+    sa.Column("config", sa.JSON, nullable=False),
+    sa.Column("polygon_version", sa.String(32), nullable=False),
+    sa.Index(None, "started_at"),
+)
+
+conversations = sa.Table(
+    "conversations",
+    metadata,
+    sa.Column("pk", BigIntPk, primary_key=True, autoincrement=True),
+    sa.Column(
+        "run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("id", sa.Text, nullable=False),
+    sa.Column("scenario_id", sa.Text, nullable=False),
+    sa.Column("idx", sa.Integer, nullable=False),
+    sa.Column("stage", sa.String(32), nullable=False),
+    sa.Column("end_reason", sa.String(32), nullable=False),
+    sa.Column("end_message", sa.Text, nullable=False),
+    sa.Column("turn_count", sa.Integer, nullable=False),
+    sa.Column("tool_call_count", sa.Integer, nullable=False),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.UniqueConstraint("run_id", "id"),
+    sa.Index(None, "run_id", "idx"),
+)

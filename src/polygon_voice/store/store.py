@@ -1,0 +1,332 @@
+"""The results database: runs and their conversations, stored one conversation at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any, Self
+
+import sqlalchemy as sa
+from pydantic import ValidationError
+from sqlalchemy.engine import Connection, Row
+from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
+
+from polygon_voice.model.trace import ConversationResult
+from polygon_voice.store.engine import open_engine, open_hint
+from polygon_voice.store.errors import StoreError
+from polygon_voice.store.migrate import ensure_schema
+from polygon_voice.store.records import (
+    RUN_STATUSES,
+    ConversationSummary,
+    RunRecord,
+    utc,
+)
+from polygon_voice.store.schema import conversations, runs
+from polygon_voice.store.urls import mask_url, redact
+
+# Rows fetched per round trip when streaming a run; a conversation is a few kB of JSON.
+STREAM_BATCH = 100
+# How many candidates an ambiguous prefix or a missing conversation lists.
+LIST_LIMIT = 10
+
+# Rows and statements of any shape (SQLAlchemy 2.1 types them by column tuple).
+_AnyRow = Row[*tuple[Any, ...]]
+_AnySelect = sa.Select[*tuple[Any, ...]]
+
+_COUNT = (
+    sa.select(sa.func.count())
+    .where(conversations.c.run_id == runs.c.id)
+    .scalar_subquery()
+    .label("conversation_count")
+)
+_SELECT_RUN = sa.select(*runs.c, _COUNT)
+_INSERT_CONVERSATION = sa.insert(conversations)
+_SUMMARY_COLUMNS = (
+    conversations.c.id,
+    conversations.c.scenario_id,
+    conversations.c.idx,
+    conversations.c.end_reason,
+    conversations.c.end_message,
+    conversations.c.turn_count,
+    conversations.c.tool_call_count,
+)
+
+
+class Store:
+    """A results database opened (and migrated to this version's schema) by URL."""
+
+    def __init__(self, url: str) -> None:
+        """Open the database at `url` and bring its schema up to date."""
+        self.url = mask_url(url)  # password masked: safe to print
+        self._engine = open_engine(url)
+        try:
+            # True when this open applied migrations (a new or older database).
+            self.migrated = ensure_schema(self._engine)
+        except SQLAlchemyError as exc:
+            self._engine.dispose()
+            raise StoreError(
+                f"cannot open the results database {self.url}: {_reason(exc)}; {open_hint(url)}"
+            ) from exc
+        except StoreError:
+            self._engine.dispose()
+            raise
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release every connection; the Store is unusable afterwards."""
+        self._engine.dispose()
+
+    # -- runs ---------------------------------------------------------------------------------
+
+    def create_run(self, run: RunRecord) -> None:
+        """Store a new run; its config is kept with credentials masked."""
+        values = run.model_dump(exclude={"conversation_count", "config"})
+        values["config"] = redact(run.model_dump(mode="json")["config"])
+        values["agent"] = mask_url(run.agent)
+        values["suite_path"] = mask_url(run.suite_path)
+        try:
+            with self._engine.begin() as conn:
+                conn.execute(sa.insert(runs), values)
+        except IntegrityError as exc:
+            raise StoreError(f"a run with id {run.id} is already stored in {self.url}") from exc
+        except SQLAlchemyError as exc:
+            raise self._failure(f"store run {run.id}", exc) from exc
+
+    def finish_run(self, run_id: str, status: str, finished_at: datetime) -> None:
+        """Set a run's final status and end time."""
+        if status not in RUN_STATUSES:
+            raise ValueError(f"status {status!r} is not one of {sorted(RUN_STATUSES)}")
+        stmt = (
+            sa.update(runs)
+            .where(runs.c.id == run_id)
+            .values(status=status, finished_at=utc(finished_at))
+        )
+        try:
+            with self._engine.begin() as conn:
+                updated = conn.execute(stmt).rowcount
+        except SQLAlchemyError as exc:
+            raise self._failure(f"finish run {run_id}", exc) from exc
+        if updated == 0:
+            raise self._no_run(run_id)
+
+    def list_runs(self, limit: int | None = None) -> list[RunRecord]:
+        """Runs newest first, each with its number of stored conversations."""
+        stmt = _SELECT_RUN.order_by(runs.c.started_at.desc(), runs.c.id.desc()).limit(limit)
+        with self._reading("list runs") as conn:
+            return [_run_record(row) for row in conn.execute(stmt)]
+
+    def get_run(self, run_id_or_prefix: str) -> RunRecord:
+        """The run with this id, or the only run whose id starts with it."""
+        key = run_id_or_prefix.strip()
+        if not key:
+            raise StoreError("give a run id, or the first characters of one")
+        with self._reading(f"find run {key}") as conn:
+            exact = conn.execute(_SELECT_RUN.where(runs.c.id == key)).first()
+            if exact is not None:
+                return _run_record(exact)
+            stmt = (
+                _SELECT_RUN.where(runs.c.id.startswith(key, autoescape=True))
+                .order_by(runs.c.started_at.desc(), runs.c.id.desc())
+                .limit(LIST_LIMIT + 1)
+            )
+            matches = [_run_record(row) for row in conn.execute(stmt)]
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise StoreError(f"no run id starts with '{key}' in {self.url}")
+        raise StoreError(_ambiguous(key, matches))
+
+    # -- conversations ------------------------------------------------------------------------
+
+    def add_conversation(self, run_id: str, index: int, result: ConversationResult) -> None:
+        """Store one finished conversation of a run, committed before this returns."""
+        row = {
+            "run_id": run_id,
+            "id": result.id,
+            "scenario_id": result.scenario_id,
+            "idx": index,
+            "stage": result.stage,
+            "end_reason": result.end.reason.value,
+            "end_message": result.end.message,
+            "turn_count": len(result.turns),
+            "tool_call_count": len(result.tool_calls),
+            "data": result.model_dump_json(),
+            "created_at": datetime.now(UTC),
+        }
+        try:
+            with self._engine.begin() as conn:
+                conn.execute(_INSERT_CONVERSATION, row)
+        except IntegrityError as exc:
+            raise self._conflict(run_id, result.id) from exc
+        except SQLAlchemyError as exc:
+            raise self._failure(f"store conversation {result.id} of run {run_id}", exc) from exc
+
+    def conversation_ids(self, run_id: str) -> set[str]:
+        """The ids of the conversations stored for a run (to resume it without redoing work)."""
+        stmt = sa.select(conversations.c.id).where(conversations.c.run_id == run_id)
+        with self._reading(f"read run {run_id}") as conn:
+            self._require_run(conn, run_id)
+            return set(conn.execute(stmt).scalars())
+
+    def iter_conversations(self, run_id: str) -> Iterator[ConversationResult]:
+        """A run's conversations in index order, fetched in batches rather than all at once."""
+        stmt = (
+            sa.select(conversations.c.id, conversations.c.data)
+            .where(conversations.c.run_id == run_id)
+            .order_by(conversations.c.idx, conversations.c.pk)
+        )
+        for conversation_id, data in self._stream(run_id, stmt):
+            yield _parse_conversation(run_id, conversation_id, data)
+
+    def iter_summaries(self, run_id: str) -> Iterator[ConversationSummary]:
+        """A run's conversation summaries in index order, without reading the JSON."""
+        stmt = (
+            sa.select(*_SUMMARY_COLUMNS)
+            .where(conversations.c.run_id == run_id)
+            .order_by(conversations.c.idx, conversations.c.pk)
+        )
+        for row in self._stream(run_id, stmt):
+            yield ConversationSummary(
+                id=row.id,
+                scenario_id=row.scenario_id,
+                index=row.idx,
+                end_reason=row.end_reason,
+                end_message=row.end_message,
+                turn_count=row.turn_count,
+                tool_call_count=row.tool_call_count,
+            )
+
+    def get_conversation(self, run_id: str, conversation_id: str) -> ConversationResult:
+        """One stored conversation of a run."""
+        stmt = sa.select(conversations.c.data).where(
+            conversations.c.run_id == run_id, conversations.c.id == conversation_id
+        )
+        with self._reading(f"read conversation {conversation_id} of run {run_id}") as conn:
+            data = conn.execute(stmt).scalar_one_or_none()
+            if data is None:
+                self._require_run(conn, run_id)
+                raise StoreError(self._missing_conversation(conn, run_id, conversation_id))
+        return _parse_conversation(run_id, conversation_id, data)
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _reading(self, action: str) -> _Reading:
+        return _Reading(self, action)
+
+    def _stream(self, run_id: str, stmt: _AnySelect) -> Iterator[_AnyRow]:
+        # A generator so the connection lives exactly as long as the caller keeps iterating.
+        with self._reading(f"read run {run_id}") as conn:
+            self._require_run(conn, run_id)
+            result = conn.execution_options(yield_per=STREAM_BATCH).execute(stmt)
+            yield from result
+
+    def _require_run(self, conn: Connection, run_id: str) -> None:
+        found = conn.execute(sa.select(runs.c.id).where(runs.c.id == run_id)).first()
+        if found is None:
+            raise self._no_run(run_id)
+
+    def _no_run(self, run_id: str) -> StoreError:
+        return StoreError(f"no run with id {run_id} in {self.url}")
+
+    def _conflict(self, run_id: str, conversation_id: str) -> StoreError:
+        with self._reading(f"read run {run_id}") as conn:
+            self._require_run(conn, run_id)
+        return StoreError(
+            f"conversation {conversation_id} is already stored in run {run_id}; "
+            "a conversation is stored once"
+        )
+
+    def _missing_conversation(self, conn: Connection, run_id: str, conversation_id: str) -> str:
+        stmt = (
+            sa.select(conversations.c.id)
+            .where(conversations.c.run_id == run_id)
+            .order_by(conversations.c.idx, conversations.c.pk)
+            .limit(LIST_LIMIT)
+        )
+        existing = list(conn.execute(stmt).scalars())
+        if not existing:
+            return f"run {run_id} has no conversation {conversation_id}; it has none stored"
+        total = conn.execute(
+            sa.select(sa.func.count()).where(conversations.c.run_id == run_id)
+        ).scalar_one()
+        more = f" and {total - len(existing)} more" if total > len(existing) else ""
+        return (
+            f"run {run_id} has no conversation {conversation_id}; "
+            f"it has {', '.join(existing)}{more}"
+        )
+
+    def _failure(self, action: str, exc: SQLAlchemyError) -> StoreError:
+        return StoreError(f"could not {action} in the results database {self.url}: {_reason(exc)}")
+
+
+class _Reading:
+    """A read-only connection whose database errors come out as StoreError."""
+
+    def __init__(self, store: Store, action: str) -> None:
+        self._store = store
+        self._action = action
+        self._conn: Connection | None = None
+
+    def __enter__(self) -> Connection:
+        try:
+            self._conn = self._store._engine.connect()
+        except SQLAlchemyError as exc:
+            raise self._store._failure(self._action, exc) from exc
+        return self._conn
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        assert self._conn is not None
+        self._conn.close()
+        if isinstance(exc, SQLAlchemyError):
+            raise self._store._failure(self._action, exc) from exc
+
+
+def _run_record(row: _AnyRow) -> RunRecord:
+    return RunRecord.model_validate(dict(row._mapping))
+
+
+def _parse_conversation(run_id: str, conversation_id: str, data: str) -> ConversationResult:
+    try:
+        return ConversationResult.model_validate_json(data)
+    except ValidationError as exc:
+        raise StoreError(
+            f"conversation {conversation_id} of run {run_id} does not match this version's "
+            f"format ({exc.error_count()} errors, first: {exc.errors()[0]['msg']})"
+        ) from exc
+
+
+def _ambiguous(key: str, matches: list[RunRecord]) -> str:
+    shown = matches[:LIST_LIMIT]
+    lines = [
+        f"  {run.id}  {run.suite}  {run.started_at:%Y-%m-%d %H:%M} UTC  {run.status}"
+        for run in shown
+    ]
+    more = "\n  ..." if len(matches) > LIST_LIMIT else ""
+    return (
+        f"'{key}' is the start of more than one run id; give more of it:\n"
+        + "\n".join(lines)
+        + more
+    )
+
+
+def _reason(exc: SQLAlchemyError) -> str:
+    # The driver's own message, first line only, without SQLAlchemy's SQL and URL dump.
+    detail = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+    text = str(detail).strip().splitlines()
+    return mask_url(text[0]) if text else type(detail).__name__
