@@ -42,7 +42,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 console = Console()
-errors = Console(stderr=True)
+errors = Console(stderr=True, soft_wrap=True)
 
 DbOption = Annotated[
     str | None,

@@ -107,13 +107,13 @@ def _attr_factory(module: Any, attr: str, spec: str) -> AgentFactory:
 
 def as_factory(target: Any, spec: str) -> AgentFactory:
     """Wrap a class, a factory or a ready agent so each conversation gets its own agent."""
-    if not callable(target):
-        raise AgentLoadError(f"agent {spec!r} is neither a class nor a factory")
     if not inspect.isclass(target) and _has_respond(target):
         raise AgentLoadError(
             f"agent {spec!r} is a ready-made object; give its class or a factory, "
             "so every conversation starts with a fresh agent"
         )
+    if not callable(target):
+        raise AgentLoadError(f"agent {spec!r} is neither a class nor a factory")
     takes_context = _accepts_argument(target)
 
     def build(context: AgentContext) -> Agent:
