@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 
 from polygon_voice.model import CallEnd, ConversationResult, EndReason, Speaker, Turn
 from polygon_voice.report import write_run_files
 from polygon_voice.store import RunRecord, Store
+from tests.store.store_factories import make_run
 
 
 def result(conversation_id: str, reason: EndReason, turns: int) -> ConversationResult:
@@ -31,15 +31,7 @@ def result(conversation_id: str, reason: EndReason, turns: int) -> ConversationR
 
 def make_store(tmp_path: Path) -> tuple[Store, RunRecord]:
     store = Store(f"sqlite:///{tmp_path / 'p.db'}")
-    run = RunRecord(
-        id="run1",
-        suite="s",
-        suite_path="s.yaml",
-        suite_hash="h",
-        agent="a",
-        seed=1,
-        started_at=datetime(2026, 11, 29, tzinfo=UTC),
-    )
+    run = make_run("run1")
     store.create_run(run)
     return store, run
 

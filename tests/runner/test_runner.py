@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 from polygon_voice.agents import as_factory
 from polygon_voice.model import Action, CallerSaid, EndCall, Event, Say, Suite
 from polygon_voice.runner import SuiteRunner, count_calls, merged_records, plan_calls
-from polygon_voice.store import RunRecord, Store
+from polygon_voice.store import Store
+from tests.store.store_factories import make_run
 
 SUITE = Suite.model_validate(
     {
@@ -30,6 +30,12 @@ class Polite:
             yield EndCall()
 
 
+def new_store(tmp_path: Path, run_id: str) -> Store:
+    store = Store(f"sqlite:///{tmp_path / 'p.db'}")
+    store.create_run(make_run(run_id))
+    return store
+
+
 def test_the_plan_is_ordered_and_ids_carry_the_repeat() -> None:
     planned = list(plan_calls(SUITE))
     assert [p.conversation_id for p in planned] == ["a#1", "a#2", "b#1", "b#2"]
@@ -46,18 +52,7 @@ def test_scenario_records_add_to_and_replace_the_suites() -> None:
 
 
 def test_every_call_is_stored_as_it_finishes(tmp_path: Path) -> None:
-    store = Store(f"sqlite:///{tmp_path / 'p.db'}")
-    store.create_run(
-        RunRecord(
-            id="r1",
-            suite="tiny",
-            suite_path="x",
-            suite_hash="h",
-            agent="polite",
-            seed=3,
-            started_at=datetime.now(UTC),
-        )
-    )
+    store = new_store(tmp_path, "r1")
     seen: list[str] = []
     runner = SuiteRunner(
         SUITE,
@@ -79,18 +74,7 @@ def test_every_call_is_stored_as_it_finishes(tmp_path: Path) -> None:
 
 
 def test_skipped_ids_are_not_run_again(tmp_path: Path) -> None:
-    store = Store(f"sqlite:///{tmp_path / 'p.db'}")
-    store.create_run(
-        RunRecord(
-            id="r2",
-            suite="tiny",
-            suite_path="x",
-            suite_hash="h",
-            agent="polite",
-            seed=0,
-            started_at=datetime.now(UTC),
-        )
-    )
+    store = new_store(tmp_path, "r2")
     runner = SuiteRunner(
         SUITE, as_factory(Polite, "polite"), store, "r2", skip=frozenset({"a#1", "b#2"})
     )
@@ -99,18 +83,7 @@ def test_skipped_ids_are_not_run_again(tmp_path: Path) -> None:
 
 
 def test_an_agent_that_cannot_be_built_fails_only_its_calls(tmp_path: Path) -> None:
-    store = Store(f"sqlite:///{tmp_path / 'p.db'}")
-    store.create_run(
-        RunRecord(
-            id="r3",
-            suite="tiny",
-            suite_path="x",
-            suite_hash="h",
-            agent="x",
-            seed=0,
-            started_at=datetime.now(UTC),
-        )
-    )
+    store = new_store(tmp_path, "r3")
 
     def picky(context: object) -> Polite:
         if getattr(context, "scenario_id", "") == "a":
