@@ -261,8 +261,17 @@ async def test_misusing_a_tool_is_an_error_of_the_agent(run_call: RunCall) -> No
     assert "misused a tool" in result.end.message
 
 
-def _words(result: Any) -> list[str]:
-    return [t.text for t in result.turns]
+class WrongType:
+    async def respond(self, event: Event) -> AsyncIterator[Any]:
+        yield {"kind": "say", "text": "a dict is not an action"}
+
+
+async def test_yielding_something_else_than_an_action_is_an_agent_error(
+    run_call: RunCall,
+) -> None:
+    result = await run_call(WrongType(), [])
+    assert result.end.reason is EndReason.ERROR
+    assert "agent yielded dict, not an action" in result.end.message
 
 
 async def test_the_same_inputs_give_the_same_record(run_call: RunCall) -> None:

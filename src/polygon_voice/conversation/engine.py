@@ -384,6 +384,17 @@ class ConversationEngine:
         )
 
 
+_ACTION_TYPES = (
+    Say,
+    PrepareToolCall,
+    SendToolCall,
+    CancelToolCall,
+    UpdateState,
+    SetTimer,
+    EndCall,
+    Transfer,
+)
+
 _EVENT_SOURCE: dict[str, Source] = {
     "caller_said": "caller",
     "barge_in": "caller",
@@ -443,11 +454,15 @@ def _start_response(agent: Agent, event: Event) -> AsyncIterator[Action]:
 
 async def _next_action(actions: AsyncIterator[Action]) -> Action | None:
     try:
-        return await anext(actions)
+        action = await anext(actions)
     except StopAsyncIteration:
         return None
     except Exception as exc:
         raise _AgentFailed(f"agent raised {type(exc).__name__}: {exc}") from exc
+    if not isinstance(action, _ACTION_TYPES):
+        names = ", ".join(kind.__name__ for kind in _ACTION_TYPES)
+        raise _AgentFailed(f"agent yielded {type(action).__name__}, not an action ({names})")
+    return action
 
 
 async def _close(actions: AsyncIterator[Action]) -> None:
