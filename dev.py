@@ -7,21 +7,33 @@
 Each command creates `.venv` next to this file on first use and installs what it needs;
 later calls reinstall only when pyproject.toml changed. Extra arguments are passed on
 (`python3 dev.py test -k engine`).
+
+The PostgreSQL tests start a throwaway server from the server binaries when they are
+installed (or use $POLYGON_TEST_POSTGRES_URL), and skip otherwise. With CI=true, `test`
+installs Debian's `postgresql` package first if the binaries are missing, so that CI runs them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
+from collections.abc import Mapping
 from pathlib import Path
+
+# The lookup the test fixture uses, so CI installs the server exactly when the tests lack one.
+from tests.pg_server import find_bindir
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 DEMO_SUITE = ROOT / "examples" / "order_line" / "suite.yaml"
+PG_URL_ENV = "POLYGON_TEST_POSTGRES_URL"
+LINTED = [p for p in ("src", "tests", "bench", "examples", "dev.py") if (ROOT / p).exists()]
+APT_INSTALL_POSTGRES = ["apt-get", "install", "-y", "--no-install-recommends", "postgresql"]
 
 
 def main(argv: list[str]) -> int:
@@ -33,7 +45,9 @@ def main(argv: list[str]) -> int:
     if command == "demo":
         install(extras=())
         return run(BIN / "polygon", "run", str(DEMO_SUITE), "--out", "out/demo", *rest)
-    install(extras=("test",))
+    install(extras=("test", "postgres"))
+    if needs_postgres_install(os.environ, find_bindir()):
+        install_postgres()
     return run_tests(rest)
 
 
@@ -53,11 +67,33 @@ def install(extras: tuple[str, ...]) -> None:
     stamp.write_text(wanted)
 
 
+def needs_postgres_install(env: Mapping[str, str], bindir: Path | None) -> bool:
+    """Only in CI, and only when no server is installed or given: never on a developer's machine."""
+    return env.get("CI") == "true" and not env.get(PG_URL_ENV) and bindir is None
+
+
+def install_postgres() -> None:
+    """Install Debian's PostgreSQL server; without root and apt-get, say why the tests will fail."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or shutil.which("apt-get") is None:
+        print(
+            "CI: no PostgreSQL server binaries, and they cannot be installed here "
+            f"(needs root and apt-get); install them or set {PG_URL_ENV}",
+            flush=True,
+        )
+        return
+    print("CI: no PostgreSQL server binaries; installing Debian's postgresql package", flush=True)
+    # noninteractive: no debconf prompt may wait for an answer in CI.
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in (["apt-get", "update"], APT_INSTALL_POSTGRES):
+        print("$", " ".join(command), flush=True)
+        check(*command, cwd=ROOT, env=env)
+
+
 def run_tests(pytest_args: list[str]) -> int:
     """Lint, format check, strict types, then the whole test suite."""
     steps = [
-        [str(BIN / "ruff"), "check", "src", "tests", "bench", "examples", "dev.py"],
-        [str(BIN / "ruff"), "format", "--check", "src", "tests", "bench", "examples", "dev.py"],
+        [str(BIN / "ruff"), "check", *LINTED],
+        [str(BIN / "ruff"), "format", "--check", *LINTED],
         [str(BIN / "mypy")],
     ]
     for step in steps:
@@ -73,9 +109,9 @@ def run(*command: str | Path) -> int:
     return subprocess.call([str(part) for part in command], cwd=ROOT)
 
 
-def check(*command: str | Path, cwd: Path) -> None:
+def check(*command: str | Path, cwd: Path, env: Mapping[str, str] | None = None) -> None:
     """Run a command; stop with its exit code when it fails."""
-    code = subprocess.call([str(part) for part in command], cwd=cwd)
+    code = subprocess.call([str(part) for part in command], cwd=cwd, env=env)
     if code:
         sys.exit(code)
 

@@ -19,9 +19,10 @@ EXAMPLE_SUITE = ROOT / "examples" / "order_line" / "suite.yaml"
 class Polygon:
     """Invokes the command with a private database and working folder."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, db: str | None = None) -> None:
         self.workdir = workdir
-        self.db = workdir / "polygon.db"
+        # A SQLite file of its own unless the test names a database (a PostgreSQL URL).
+        self.db: Path | str = workdir / "polygon.db" if db is None else db
         self.runner = CliRunner()
 
     def __call__(self, *args: str) -> tuple[int, str, str]:

@@ -1,46 +1,20 @@
-"""The same store on PostgreSQL; runs only when POLYGON_TEST_POSTGRES_URL names a server."""
+"""The same store on PostgreSQL: a real server, started for the tests (see tests/conftest.py)."""
 
 from __future__ import annotations
 
-import os
-import uuid
-from collections.abc import Iterator
+from pathlib import Path
 
+import dev
 import pytest
-import sqlalchemy as sa
 
 from polygon_voice.store import Store, StoreError
 from polygon_voice.store.migrate import HEAD_REVISION, current_revision
+from tests.pg_server import TOOLS, find_bindir
 from tests.store.store_factories import make_result, make_run
 
-PG_ENV = "POLYGON_TEST_POSTGRES_URL"
 
-pytestmark = pytest.mark.skipif(
-    not os.environ.get(PG_ENV),
-    reason=f"set {PG_ENV} (e.g. postgresql://user:pw@localhost/db) to test PostgreSQL",
-)
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    """A URL whose tables live in a fresh schema, dropped afterwards."""
-    pytest.importorskip("psycopg", reason="needs the postgres extra (psycopg)")
-    base = sa.make_url(os.environ[PG_ENV])
-    schema = f"polygon_test_{uuid.uuid4().hex[:10]}"
-    admin = sa.create_engine(base)
-    with admin.begin() as conn:
-        conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-    url = base.update_query_dict({"options": f"-csearch_path={schema}"})
-    try:
-        yield url.render_as_string(hide_password=False)
-    finally:
-        with admin.begin() as conn:
-            conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
-
-
-def test_postgres_round_trip(pg_url: str) -> None:
-    with Store(pg_url) as store:
+def test_postgres_round_trip(postgres_url: str) -> None:
+    with Store(postgres_url) as store:
         assert store.migrated
         store.create_run(make_run("pg1", config={"nested": {"list": [1, 2]}}))
         store.add_conversation("pg1", 1, make_result("c2"))
@@ -57,7 +31,42 @@ def test_postgres_round_trip(pg_url: str) -> None:
         assert run.config == {"nested": {"list": [1, 2]}}
         assert run.started_at == make_run("x").started_at
         assert store.get_run("pg").id == "pg1"
-    with Store(pg_url) as reopened:
+    with Store(postgres_url) as reopened:
         assert not reopened.migrated
         with reopened._engine.connect() as conn:
             assert current_revision(conn) == HEAD_REVISION
+
+
+def _install_tools(folder: Path, tools: tuple[str, ...] = TOOLS) -> Path:
+    folder.mkdir(parents=True)
+    for tool in tools:
+        (folder / tool).write_text("")
+        (folder / tool).chmod(0o755)  # PATH lookups skip files that cannot be run
+    return folder
+
+
+def test_server_binaries_are_found_newest_debian_version_first(tmp_path: Path) -> None:
+    debian = tmp_path / "lib" / "postgresql"
+    _install_tools(debian / "9.6" / "bin")
+    newest = _install_tools(debian / "15" / "bin")
+    _install_tools(debian / "16" / "bin", tools=("pg_ctl",))  # a client-only install
+    on_path = _install_tools(tmp_path / "path")
+    assert find_bindir(debian, path=str(on_path)) == newest
+    assert find_bindir(tmp_path / "nothing", path=str(on_path)) == on_path
+    assert find_bindir(tmp_path / "nothing", path="") is None
+
+
+@pytest.mark.parametrize(
+    ("env", "found", "install"),
+    [
+        ({"CI": "true"}, None, True),
+        ({"CI": "true"}, Path("/found"), False),
+        ({"CI": "true", "POLYGON_TEST_POSTGRES_URL": "postgresql://u@h/db"}, None, False),
+        ({}, None, False),  # a developer's machine: never install system packages
+        ({"CI": "1"}, None, False),
+    ],
+)
+def test_ci_installs_the_server_only_when_it_is_missing(
+    env: dict[str, str], found: Path | None, install: bool
+) -> None:
+    assert dev.needs_postgres_install(env, found) is install
