@@ -1,4 +1,4 @@
-"""The `polygon` command."""
+"""Running suites and reading stored runs: `run`, `runs`, `show`, `schema`."""
 
 from __future__ import annotations
 
@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from polygon_voice import __version__
 from polygon_voice.agents import AgentLoadError, resolve_agent
+from polygon_voice.cli.app import app
+from polygon_voice.cli.common import DbOption, console, errors, fail, open_store
 from polygon_voice.model import ConversationResult
 from polygon_voice.report import write_run_files
 from polygon_voice.report.terminal import (
@@ -30,47 +32,10 @@ from polygon_voice.store import (
     Store,
     StoreError,
     new_run_id,
-    resolve_db_url,
 )
 from polygon_voice.tools import ToolConfigError
 
-app = typer.Typer(
-    name="polygon",
-    help="Polygon: simulate whole phone calls against a voice agent and judge the outcome.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-console = Console()
-errors = Console(stderr=True, soft_wrap=True)
-
-DbOption = Annotated[
-    str | None,
-    typer.Option(
-        "--db", help="Database URL or SQLite file [env: POLYGON_DB; default .polygon/polygon.db]"
-    ),
-]
 SHOWN_INLINE = 30
-
-
-def fail(message: str, code: int = 2) -> NoReturn:
-    """Print a plain error and exit without a traceback."""
-    errors.print(f"[bold red]error:[/] {_escape(message)}")
-    raise typer.Exit(code)
-
-
-def _escape(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)
-
-
-def open_store(db: str | None) -> Store:
-    """The results database named by --db, POLYGON_DB or the default file."""
-    try:
-        return Store(resolve_db_url(db))
-    except StoreError as exc:
-        fail(str(exc))
 
 
 @app.command()
@@ -114,7 +79,7 @@ def run(
     out_dir = out or Path(".polygon") / "runs" / record.id
     report, transcripts = write_run_files(store, store.get_run(record.id), out_dir)
     _print_summary(store, record.id, tally)
-    console.print(f"Run [bold]{record.id}[/]: {_escape(str(report))}, {_escape(str(transcripts))}")
+    console.print(f"Run [bold]{record.id}[/]: {escape(str(report))}, {escape(str(transcripts))}")
     console.print(f"See a call turn by turn: polygon show {record.id} --conversation ID")
 
 
@@ -214,7 +179,7 @@ def _print_summary(store: Store, run_id: str, tally: RunTally) -> None:
         f"{tally.conversations} calls run now, {tally.turns} turns, {tally.tool_calls} tool calls."
     )
     for conversation_id, message in tally.errors:
-        errors.print(f"[red]error in {_escape(conversation_id)}:[/] {_escape(message)}")
+        errors.print(f"[red]error in {escape(conversation_id)}:[/] {escape(message)}")
 
 
 def _first(store: Store, run_id: str, limit: int) -> list[ConversationSummary]:
@@ -265,8 +230,3 @@ def show(
 def schema() -> None:
     """Print the JSON Schema of suite files (for editors)."""
     sys.stdout.write(json.dumps(suite_json_schema(), indent=2) + "\n")
-
-
-def main() -> None:
-    """Entry point of the `polygon` command."""
-    app()

@@ -1,0 +1,12 @@
+"""The `polygon` command: one module per group of sub-commands, all on one Typer app."""
+
+from polygon_voice.cli import runs as _runs  # noqa: F401  (registers run, runs, show, schema)
+from polygon_voice.cli.app import app
+
+
+def main() -> None:
+    """Entry point of the `polygon` command."""
+    app()
+
+
+__all__ = ["app", "main"]

@@ -1,0 +1,35 @@
+"""What every command shares: consoles, plain errors, the database option."""
+
+from __future__ import annotations
+
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from polygon_voice.store import Store, StoreError, resolve_db_url
+
+console = Console()
+errors = Console(stderr=True, soft_wrap=True)
+
+DbOption = Annotated[
+    str | None,
+    typer.Option(
+        "--db", help="Database URL or SQLite file [env: POLYGON_DB; default .polygon/polygon.db]"
+    ),
+]
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Print a plain error and exit without a traceback."""
+    errors.print(f"[bold red]error:[/] {escape(message)}")
+    raise typer.Exit(code)
+
+
+def open_store(db: str | None) -> Store:
+    """The results database named by --db, POLYGON_DB or the default file."""
+    try:
+        return Store(resolve_db_url(db))
+    except StoreError as exc:
+        fail(str(exc))
