@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, TextIO
 
+from polygon_voice.model import ConversationResult
 from polygon_voice.store import RunRecord, Store
 
 REPORT_FILE = "report.json"
@@ -61,25 +62,30 @@ def run_header(run: RunRecord) -> dict[str, Any]:
     }
 
 
+def conversation_entry(result: ConversationResult) -> dict[str, Any]:
+    """The report's entry for one conversation; later stages add their own keys here."""
+    return {
+        "id": result.id,
+        "scenario_id": result.scenario_id,
+        "end_reason": result.end.reason.value,
+        "end_message": result.end.message,
+        "turns": len(result.turns),
+        "tool_calls": len(result.tool_calls),
+    }
+
+
 def _write_conversations(store: Store, run_id: str, out: TextIO) -> dict[str, Any]:
     # Streamed entry by entry, so a run of any size is never held in memory.
     reasons: Counter[str] = Counter()
     turns = calls = count = 0
     out.write('  "conversations": [')
-    for summary in store.iter_summaries(run_id):
-        entry = {
-            "id": summary.id,
-            "scenario_id": summary.scenario_id,
-            "end_reason": summary.end_reason,
-            "end_message": summary.end_message,
-            "turns": summary.turn_count,
-            "tool_calls": summary.tool_call_count,
-        }
+    for result in store.iter_conversations(run_id):
+        entry = conversation_entry(result)
         out.write(("\n    " if count == 0 else ",\n    ") + json.dumps(entry, ensure_ascii=False))
         count += 1
-        turns += summary.turn_count
-        calls += summary.tool_call_count
-        reasons[summary.end_reason] += 1
+        turns += entry["turns"]
+        calls += entry["tool_calls"]
+        reasons[entry["end_reason"]] += 1
     out.write("\n  ]" if count else "]")
     return {
         "conversations": count,
