@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -93,3 +94,17 @@ def test_an_agent_that_cannot_be_built_fails_only_its_calls(tmp_path: Path) -> N
     tally = SuiteRunner(SUITE, as_factory(picky, "picky"), store, "r3").run()
     assert tally.end_reasons == {"error": 2, "agent_hangup": 2}
     assert "could not build the agent: ValueError: no config for a" in tally.errors[0][1]
+
+
+def test_workers_take_turns_even_with_agents_that_never_wait(tmp_path: Path) -> None:
+    store = new_store(tmp_path, "r4")
+    builders: set[int] = set()
+
+    def tracked(context: object) -> Polite:
+        task = asyncio.current_task()
+        assert task is not None
+        builders.add(id(task))
+        return Polite()
+
+    SuiteRunner(SUITE, as_factory(tracked, "tracked"), store, "r4", concurrency=3).run()
+    assert len(builders) == 3

@@ -75,6 +75,10 @@ class SuiteRunner:
             tally.add(result)
             if self.on_finished is not None:
                 self.on_finished(result)
+            # Deterministic agents never await: yield so the other workers get their turn and
+            # the loop can run its clean-ups (closed generators, cancelled timers), which would
+            # otherwise pile up until the run ends and make memory grow with its size.
+            await asyncio.sleep(0)
 
 
 async def run_one(builder: CallBuilder, planned: PlannedCall) -> ConversationResult:

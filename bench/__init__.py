@@ -1,0 +1,1 @@
+"""Benchmarks: speed and memory targets, measured by scripts (run them, read the figures)."""
