@@ -47,3 +47,13 @@ def test_a_barge_in_at_the_head_fires_on_the_greeting() -> None:
 def test_unfired_barge_ins_are_reported() -> None:
     caller = ScriptedCaller(steps({"say": "a"}, {"barge_in": {"at": "after_tool_fired"}}))
     assert [b.at for b in caller.unfired()] == [InterruptPoint.AFTER_TOOL_FIRED]
+
+
+def test_a_barge_in_can_wait_for_a_call_to_one_tool() -> None:
+    caller = ScriptedCaller(
+        steps({"barge_in": {"at": "during_tool_prep", "tool": "update_order", "say": "wait"}})
+    )
+    assert caller.barge_in(InterruptPoint.DURING_TOOL_PREP, VIEW, "lookup_order") is None
+    assert caller.barge_in(InterruptPoint.DURING_TOOL_PREP, VIEW, "update_order") == Interrupt(
+        "wait"
+    )

@@ -53,6 +53,8 @@ class Caller(Protocol):
         """The caller's move when the agent has finished its turn."""
         ...
 
-    def barge_in(self, point: InterruptPoint, view: CallView) -> Interrupt | None:
-        """Whether the caller talks over the agent at this point of the agent's actions."""
+    def barge_in(
+        self, point: InterruptPoint, view: CallView, tool: str | None = None
+    ) -> Interrupt | None:
+        """Whether the caller talks over the agent here; `tool` names the call at tool points."""
         ...

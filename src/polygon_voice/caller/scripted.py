@@ -41,11 +41,13 @@ class ScriptedCaller:
             return StaySilent()
         return HangUp()
 
-    def barge_in(self, point: InterruptPoint, view: CallView) -> Interrupt | None:
-        """Fire the first armed barge-in that waits for this point."""
+    def barge_in(
+        self, point: InterruptPoint, view: CallView, tool: str | None = None
+    ) -> Interrupt | None:
+        """Fire the first armed barge-in that waits for this point (and this tool, if named)."""
         self._arm()
         for position, armed in enumerate(self._armed):
-            if armed.at is point:
+            if armed.at is point and armed.tool in (None, tool):
                 del self._armed[position]
                 return Interrupt(armed.say)
         return None

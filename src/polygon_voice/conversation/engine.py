@@ -173,10 +173,11 @@ class ConversationEngine:
             return self._say(action, speech)
         if isinstance(action, PrepareToolCall):
             self._tools.prepare(action, self.now)
-            return self._ask_caller(InterruptPoint.DURING_TOOL_PREP)
+            return self._ask_caller(InterruptPoint.DURING_TOOL_PREP, action.tool)
         if isinstance(action, SendToolCall):
             self._tools.send(action.call_id, self.now)
-            return self._ask_caller(InterruptPoint.AFTER_TOOL_FIRED)
+            tool = self._tools.call(action.call_id).tool
+            return self._ask_caller(InterruptPoint.AFTER_TOOL_FIRED, tool)
         if isinstance(action, CancelToolCall):
             self._tools.cancel(action.call_id, self.now)
         elif isinstance(action, UpdateState):
@@ -233,8 +234,8 @@ class ConversationEngine:
 
     # --- the caller's side ----------------------------------------------------
 
-    def _ask_caller(self, point: InterruptPoint) -> _PendingBargeIn | None:
-        move = self._caller.barge_in(point, self._view())
+    def _ask_caller(self, point: InterruptPoint, tool: str | None = None) -> _PendingBargeIn | None:
+        move = self._caller.barge_in(point, self._view(), tool)
         return None if move is None else _PendingBargeIn(point, move)
 
     def _caller_barges_in(self, pending: _PendingBargeIn) -> Event:

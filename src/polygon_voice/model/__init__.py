@@ -22,6 +22,7 @@ from polygon_voice.model.events import (
     Transfer,
     UpdateState,
 )
+from polygon_voice.model.noise import Edit, EditKind, Heard
 from polygon_voice.model.persona import Outcome, Persona, PersonaType
 from polygon_voice.model.suite import (
     BargeInStep,
@@ -69,6 +70,8 @@ __all__ = [
     "CaseCategory",
     "CaseExpected",
     "ConversationResult",
+    "Edit",
+    "EditKind",
     "EndCall",
     "EndReason",
     "EngineSettings",
@@ -76,6 +79,7 @@ __all__ = [
     "FaultKind",
     "FaultSpec",
     "FixedStub",
+    "Heard",
     "InterruptPoint",
     "LognormalLatency",
     "Outcome",

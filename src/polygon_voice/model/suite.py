@@ -23,6 +23,18 @@ class BargeInStep(_Spec):
 
     at: InterruptPoint
     say: str | None = None
+    tool: str | None = Field(
+        default=None,
+        description="during_tool_prep / after_tool_fired: fire only for a call to this tool",
+    )
+
+    @model_validator(mode="after")
+    def _tool_needs_a_tool_point(self) -> BargeInStep:
+        if self.tool is not None and self.at is InterruptPoint.MID_SPEECH:
+            raise ValueError(
+                "'tool' goes with during_tool_prep or after_tool_fired, not mid_speech"
+            )
+        return self
 
 
 class ScriptStep(_Spec):

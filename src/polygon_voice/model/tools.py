@@ -40,6 +40,9 @@ class FaultSpec(_Spec):
         default=45.0, gt=0, description="late_success: seconds from the write to the success report"
     )
     record: Any = Field(default=None, description="wrong_record: the answer to return instead")
+    latency: float | None = Field(
+        default=None, ge=0, description="this call's latency in seconds, instead of the tool's"
+    )
 
     @model_validator(mode="after")
     def _one_trigger(self) -> FaultSpec:

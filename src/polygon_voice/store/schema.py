@@ -82,3 +82,30 @@ conversations = sa.Table(
     sa.UniqueConstraint("run_id", "id"),
     sa.Index(None, "run_id", "idx"),
 )
+
+# Results of the stages after the conversation (checks, judge, probes), one row per
+# (conversation, stage, name): kept apart from `conversations` so every result names the
+# stage that produced it (PIPE-1) and a rejudge adds a named set without touching the
+# conversation. run_id, conversation_id and idx repeat the conversation's for cheap reads.
+stage_results = sa.Table(
+    "stage_results",
+    metadata,
+    sa.Column("pk", BigIntPk, primary_key=True, autoincrement=True),
+    sa.Column(
+        "run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column(
+        "conversation_pk",
+        sa.BigInteger,
+        sa.ForeignKey("conversations.pk", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("conversation_id", sa.Text, nullable=False),
+    sa.Column("idx", sa.Integer, nullable=False),
+    sa.Column("stage", sa.Text, nullable=False),
+    sa.Column("name", sa.Text, nullable=False, server_default=""),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.UniqueConstraint("conversation_pk", "stage", "name"),
+    sa.Index(None, "run_id", "stage", "name", "idx"),
+)

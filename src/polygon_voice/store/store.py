@@ -1,14 +1,15 @@
-"""The results database: runs and their conversations, stored one conversation at a time."""
+"""The results database: runs, their conversations and what later stages made of them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeAlias
 
 import sqlalchemy as sa
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
@@ -22,13 +23,18 @@ from polygon_voice.store.records import (
     RunRecord,
     utc,
 )
-from polygon_voice.store.schema import conversations, runs
+from polygon_voice.store.schema import conversations, runs, stage_results
 from polygon_voice.store.urls import mask_url, redact
 
 # Rows fetched per round trip when streaming a run; a conversation is a few kB of JSON.
 STREAM_BATCH = 100
 # How many candidates an ambiguous prefix or a missing conversation lists.
 LIST_LIMIT = 10
+
+# What a later stage stores for one conversation: a JSON object, given as a mapping or a model.
+StageData: TypeAlias = Mapping[str, Any] | BaseModel
+# One stage result to store with its conversation: (stage, name, data).
+StageResult: TypeAlias = tuple[str, str, StageData]
 
 # Rows and statements of any shape (SQLAlchemy 2.1 types them by column tuple).
 _AnyRow = Row[*tuple[Any, ...]]
@@ -42,6 +48,7 @@ _COUNT = (
 )
 _SELECT_RUN = sa.select(*runs.c, _COUNT)
 _INSERT_CONVERSATION = sa.insert(conversations)
+_INSERT_STAGE_RESULT = sa.insert(stage_results)
 _SUMMARY_COLUMNS = (
     conversations.c.id,
     conversations.c.scenario_id,
@@ -151,6 +158,22 @@ class Store:
 
     def add_conversation(self, run_id: str, index: int, result: ConversationResult) -> None:
         """Store one finished conversation of a run, committed before this returns."""
+        self.add_conversation_with_results(run_id, index, result, ())
+
+    def add_conversation_with_results(
+        self,
+        run_id: str,
+        index: int,
+        result: ConversationResult,
+        stage_results: Sequence[StageResult],
+    ) -> None:
+        """Store a conversation and its stage results, as (stage, name, data), in one commit.
+
+        Either all of it is stored or none of it: a run killed mid-way never leaves a
+        conversation without, say, its checks. A (stage, name) given twice, an empty stage
+        or data that is not a JSON object raise ValueError before anything is written.
+        """
+        now = datetime.now(UTC)
         row = {
             "run_id": run_id,
             "id": result.id,
@@ -162,12 +185,22 @@ class Store:
             "turn_count": len(result.turns),
             "tool_call_count": len(result.tool_calls),
             "data": result.model_dump_json(),
-            "created_at": datetime.now(UTC),
+            "created_at": now,
         }
+        rows = _stage_rows(run_id, result.id, index, stage_results, now)
         try:
             with self._engine.begin() as conn:
-                conn.execute(_INSERT_CONVERSATION, row)
+                inserted = conn.execute(_INSERT_CONVERSATION, row).inserted_primary_key
+                assert inserted is not None  # a single-row insert always has a key
+                for stage_row in rows:
+                    stage_row["conversation_pk"] = inserted[0]
+                if len(rows) == 1:
+                    conn.execute(_INSERT_STAGE_RESULT, rows[0])
+                elif rows:
+                    conn.execute(_INSERT_STAGE_RESULT, rows)
         except IntegrityError as exc:
+            # The stage rows cannot clash (checked above, new conversation): the run is
+            # missing or the conversation is stored already.
             raise self._conflict(run_id, result.id) from exc
         except SQLAlchemyError as exc:
             raise self._failure(f"store conversation {result.id} of run {run_id}", exc) from exc
@@ -219,6 +252,108 @@ class Store:
                 raise StoreError(self._missing_conversation(conn, run_id, conversation_id))
         return _parse_conversation(run_id, conversation_id, data)
 
+    # -- stage results ------------------------------------------------------------------------
+
+    def add_stage_result(
+        self,
+        run_id: str,
+        conversation_id: str,
+        stage: str,
+        data: StageData,
+        name: str = "",
+    ) -> None:
+        """Store what `stage` made of a stored conversation, committed before this returns.
+
+        `name` tells sets of one stage apart (a rejudge stores a new named set); each
+        (conversation, stage, name) is stored once. `data` must serialise to a JSON object
+        (ValueError otherwise, before anything is written).
+        """
+        _check_stage(stage, conversation_id)
+        label = _stage_label(stage, name)
+        row = {
+            "run_id": run_id,
+            "conversation_id": conversation_id,
+            "stage": stage,
+            "name": name,
+            "data": _stage_json(data, f"{label} of conversation {conversation_id}"),
+            "created_at": datetime.now(UTC),
+        }
+        find = sa.select(conversations.c.pk, conversations.c.idx).where(
+            conversations.c.run_id == run_id, conversations.c.id == conversation_id
+        )
+        try:
+            with self._engine.begin() as conn:
+                found = conn.execute(find).first()
+                if found is None:
+                    self._require_run(conn, run_id)
+                    raise StoreError(self._missing_conversation(conn, run_id, conversation_id))
+                row["conversation_pk"], row["idx"] = found
+                conn.execute(_INSERT_STAGE_RESULT, row)
+        except IntegrityError as exc:
+            raise self._stage_conflict(run_id, conversation_id, stage, name, exc) from exc
+        except SQLAlchemyError as exc:
+            action = f"store {label} of conversation {conversation_id} of run {run_id}"
+            raise self._failure(action, exc) from exc
+
+    def iter_stage_results(
+        self, run_id: str, stage: str, name: str = ""
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(conversation id, data) for one stage's named set, in index order, in batches.
+
+        Conversations without a result in that set are skipped.
+        """
+        stmt = (
+            sa.select(stage_results.c.conversation_id, stage_results.c.data)
+            .where(
+                stage_results.c.run_id == run_id,
+                stage_results.c.stage == stage,
+                stage_results.c.name == name,
+            )
+            .order_by(stage_results.c.idx, stage_results.c.conversation_pk)
+        )
+        for conversation_id, data in self._stream(run_id, stmt):
+            yield conversation_id, _parse_stage(run_id, conversation_id, stage, name, data)
+
+    def stage_result_names(self, run_id: str, stage: str) -> list[str]:
+        """The names of a stage's result sets in a run, sorted ("" is the default set)."""
+        stmt = (
+            sa.select(stage_results.c.name)
+            .where(stage_results.c.run_id == run_id, stage_results.c.stage == stage)
+            .distinct()
+            .order_by(stage_results.c.name)
+        )
+        with self._reading(f"read run {run_id}") as conn:
+            self._require_run(conn, run_id)
+            return list(conn.execute(stmt).scalars())
+
+    def get_stage_result(
+        self, run_id: str, conversation_id: str, stage: str, name: str = ""
+    ) -> dict[str, Any] | None:
+        """What `stage` (set `name`) stored for one conversation; None when it stored nothing.
+
+        A missing run or conversation is a StoreError, not None.
+        """
+        conversation_pk = (
+            sa.select(conversations.c.pk)
+            .where(conversations.c.run_id == run_id, conversations.c.id == conversation_id)
+            .scalar_subquery()
+        )
+        stmt = sa.select(stage_results.c.data).where(
+            stage_results.c.conversation_pk == conversation_pk,
+            stage_results.c.stage == stage,
+            stage_results.c.name == name,
+        )
+        label = _stage_label(stage, name)
+        action = f"read {label} of conversation {conversation_id} of run {run_id}"
+        with self._reading(action) as conn:
+            data = conn.execute(stmt).scalar_one_or_none()
+            if data is None:
+                self._require_run(conn, run_id)
+                if conn.execute(sa.select(conversation_pk)).scalar_one_or_none() is None:
+                    raise StoreError(self._missing_conversation(conn, run_id, conversation_id))
+                return None
+        return _parse_stage(run_id, conversation_id, stage, name, data)
+
     # -- helpers ------------------------------------------------------------------------------
 
     def _reading(self, action: str) -> _Reading:
@@ -245,6 +380,19 @@ class Store:
         return StoreError(
             f"conversation {conversation_id} is already stored in run {run_id}; "
             "a conversation is stored once"
+        )
+
+    def _stage_conflict(
+        self, run_id: str, conversation_id: str, stage: str, name: str, exc: IntegrityError
+    ) -> StoreError:
+        # The conversation was found in the same transaction, so this is the unique key,
+        # unless the conversation vanished meanwhile; only a stored row proves a duplicate.
+        if self.get_stage_result(run_id, conversation_id, stage, name) is None:
+            action = f"store {_stage_label(stage, name)} of conversation {conversation_id}"
+            return self._failure(f"{action} of run {run_id}", exc)
+        return StoreError(
+            f"{_stage_label(stage, name)} of conversation {conversation_id} is already stored "
+            f"in run {run_id}; a stage result is stored once, store another set under a new name"
         )
 
     def _missing_conversation(self, conn: Connection, run_id: str, conversation_id: str) -> str:
@@ -309,6 +457,91 @@ def _parse_conversation(run_id: str, conversation_id: str, data: str) -> Convers
             f"conversation {conversation_id} of run {run_id} does not match this version's "
             f"format ({exc.error_count()} errors, first: {exc.errors()[0]['msg']})"
         ) from exc
+
+
+def _stage_label(stage: str, name: str) -> str:
+    return f"the {stage} result '{name}'" if name else f"the {stage} result"
+
+
+def _check_stage(stage: str, conversation_id: str) -> None:
+    if not stage:
+        raise ValueError(f"a stage result of conversation {conversation_id} names no stage")
+
+
+def _json_default(value: object) -> Any:
+    # Nested mappings and models inside a mapping; anything else is not JSON.
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
+
+
+# Compact, UTF-8 and strict (no NaN or Infinity, which are not JSON).
+_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_json_default
+)
+
+
+def _stage_json(data: StageData, what: str) -> str:
+    """`data` as JSON object text; ValueError naming `what` when it is not one."""
+    try:
+        if isinstance(data, BaseModel):
+            text = data.model_dump_json()
+        elif isinstance(data, Mapping):
+            text = _ENCODER.encode(data if type(data) is dict else dict(data))
+        else:
+            raise TypeError(f"a {type(data).__name__} is neither a mapping nor a pydantic model")
+    except (TypeError, ValueError) as exc:  # pydantic's serialisation errors are ValueErrors
+        raise ValueError(f"{what} is not JSON-serialisable: {exc}") from exc
+    if not text.startswith("{"):
+        raise ValueError(f"{what} must be a JSON object, not {text[:40]}")
+    return text
+
+
+def _stage_rows(
+    run_id: str,
+    conversation_id: str,
+    index: int,
+    stage_results: Sequence[StageResult],
+    now: datetime,
+) -> list[dict[str, Any]]:
+    """The stage_results rows for a conversation about to be stored (conversation_pk unset)."""
+    rows: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    for stage, name, data in stage_results:
+        _check_stage(stage, conversation_id)
+        label = _stage_label(stage, name)
+        if (stage, name) in seen:
+            raise ValueError(f"{label} of conversation {conversation_id} is given twice")
+        seen.add((stage, name))
+        rows.append(
+            {
+                "run_id": run_id,
+                "conversation_id": conversation_id,
+                "idx": index,
+                "stage": stage,
+                "name": name,
+                "data": _stage_json(data, f"{label} of conversation {conversation_id}"),
+                "created_at": now,
+            }
+        )
+    return rows
+
+
+def _parse_stage(
+    run_id: str, conversation_id: str, stage: str, name: str, data: str
+) -> dict[str, Any]:
+    try:
+        parsed = json.loads(data)
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, dict):
+        raise StoreError(
+            f"{_stage_label(stage, name)} of conversation {conversation_id} of run {run_id} "
+            "is not a JSON object in the database"
+        )
+    return parsed
 
 
 def _ambiguous(key: str, matches: list[RunRecord]) -> str:

@@ -152,6 +152,8 @@ class ToolRuntime:
         if call.args_valid:
             entry.fault = pick_fault(spec.faults, self._seed_parts, call.tool, call.number)
             call.fault = entry.fault.kind if entry.fault is not None else None
+            if entry.fault is not None and entry.fault.latency is not None:
+                latency = entry.fault.latency  # the faulty call is this slow, whatever the draw
         steps = plan_call(
             now,
             latency,

@@ -1,0 +1,184 @@
+"""Per-role LLM settings: a config file, then the environment, then the defaults.
+
+Precedence, lowest first: defaults < the file's shared `llm:` keys < the file's role section
+< `POLYGON_BASE_URL` / `POLYGON_API_KEY` < `POLYGON_<ROLE>_BASE_URL` / `_API_KEY` / `_MODEL`.
+An API key is never part of the settings: only the NAME of the variable that holds it is.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping, Set
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from polygon_voice.llm.errors import LLMConfigError
+
+Role = Literal["caller", "judge", "agent"]
+ROLES: tuple[Role, ...] = get_args(Role)
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_CACHE_DIR = Path(".polygon") / "llm-cache"
+# RUB-7: the judge runs at temperature zero unless told otherwise.
+ROLE_DEFAULTS: dict[Role, dict[str, Any]] = {"judge": {"temperature": 0.0}}
+_ENV_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+class RoleConfig(BaseModel):
+    """How one role (caller, judge or agent) reaches its model; no model means not configured."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: Role
+    model: str | None = None
+    base_url: str = DEFAULT_BASE_URL
+    api_key_env: str | None = None
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, gt=0)
+    timeout: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=4, ge=0)
+    max_concurrency: int = Field(default=16, ge=1)
+    cache: bool | None = None
+    price_in_per_1k: float = Field(default=0.0, ge=0)
+    price_out_per_1k: float = Field(default=0.0, ge=0)
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _a_variable_name(cls, value: str | None) -> str | None:
+        # The message must not echo the value: it may be a key pasted in by mistake.
+        if value is not None and not _is_variable_name(value):
+            raise ValueError(
+                "must be the NAME of the environment variable that holds the key "
+                "(letters, digits and _), not the key itself"
+            )
+        return value
+
+    @property
+    def configured(self) -> bool:
+        """A role with a model is configured; without one its stage uses the deterministic one."""
+        return bool(self.model)
+
+    @property
+    def cache_enabled(self) -> bool:
+        """The response cache is on for caller and judge, off for the agent under test."""
+        return self.cache if self.cache is not None else self.role != "agent"
+
+
+class LLMSettings(BaseModel):
+    """The three roles' settings and where responses are cached."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    roles: dict[Role, RoleConfig]
+    cache_dir: Path = DEFAULT_CACHE_DIR
+    source: str | None = None
+
+    def role(self, name: Role) -> RoleConfig:
+        """The settings of one role."""
+        return self.roles[name]
+
+    def is_configured(self, name: Role) -> bool:
+        """Whether the role has a model (else its stage falls back to the deterministic one)."""
+        return self.roles[name].configured
+
+
+def _is_variable_name(value: str) -> bool:
+    return bool(value) and set(value) <= _ENV_NAME_CHARS and not value[0].isdigit()
+
+
+ROLE_FIELDS = frozenset(RoleConfig.model_fields) - {"role"}
+
+
+def load_llm_config(
+    path: str | Path | None = None, env: Mapping[str, str] | None = None
+) -> LLMSettings:
+    """Settings from a YAML/TOML file's `llm:` section (optional), overridden by the environment."""
+    env = os.environ if env is None else env
+    label = str(path) if path is not None else "LLM settings"
+    section = _read_section(Path(path)) if path is not None else {}
+    shared = {k: v for k, v in section.items() if k in ROLE_FIELDS}
+    roles = {role: _build_role(role, label, shared, section.get(role), env) for role in ROLES}
+    try:
+        return LLMSettings(
+            roles=roles,
+            cache_dir=section.get("cache_dir", DEFAULT_CACHE_DIR),
+            source=str(path) if path is not None else None,
+        )
+    except ValidationError as exc:
+        raise LLMConfigError(f"{label}: llm.cache_dir: {exc.errors()[0]['msg']}") from None
+
+
+def _read_section(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise LLMConfigError(f"{path}: cannot read the LLM config file: {exc.strerror}") from None
+    try:
+        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
+    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+        raise LLMConfigError(f"{path}: not valid {_format_name(path)}: {exc}") from None
+    if not isinstance(data, dict) or "llm" not in data:
+        raise LLMConfigError(f"{path}: no `llm:` section (see docs/llm.md for an example)")
+    section = data["llm"]
+    if not isinstance(section, dict):
+        raise LLMConfigError(f"{path}: llm: must be a mapping of settings and roles")
+    _check_keys(path, "llm", section, ROLE_FIELDS | set(ROLES) | {"cache_dir"})
+    return section
+
+
+def _format_name(path: Path) -> str:
+    return "TOML" if path.suffix == ".toml" else "YAML"
+
+
+def _check_keys(path: Path | str, where: str, data: Mapping[str, Any], allowed: Set[str]) -> None:
+    for key in data:
+        if key == "api_key":
+            raise LLMConfigError(
+                f"{path}: {where}.api_key: API keys do not belong in config files; put the key "
+                "in an environment variable and give its name as api_key_env"
+            )
+        if key not in allowed:
+            expected = ", ".join(sorted(allowed))
+            raise LLMConfigError(f"{path}: {where}.{key}: unknown setting; expected: {expected}")
+
+
+def _build_role(
+    role: Role, label: str, shared: dict[str, Any], own: object, env: Mapping[str, str]
+) -> RoleConfig:
+    if own is None:
+        own = {}
+    if not isinstance(own, dict):
+        raise LLMConfigError(f"{label}: llm.{role}: must be a mapping of settings")
+    _check_keys(label, f"llm.{role}", own, set(ROLE_FIELDS))
+    values: dict[str, Any] = dict(ROLE_DEFAULTS.get(role, {}))
+    origins: dict[str, str] = {}
+    for layer, where in ((shared, "llm"), (own, f"llm.{role}")):
+        values.update(layer)
+        origins.update({key: f"{label}: {where}.{key}" for key in layer})
+    for key, (value, variable) in env_overrides(role, env).items():
+        values[key] = value
+        origins[key] = f"environment variable {variable}"
+    try:
+        return RoleConfig(role=role, **values)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = str(error["loc"][0]) if error["loc"] else "?"
+        where = origins.get(field, f"{label}: llm.{role}.{field}")
+        raise LLMConfigError(f"{where} (role {role}): {error['msg']}") from None
+
+
+def env_overrides(role: Role, env: Mapping[str, str]) -> dict[str, tuple[str, str]]:
+    """The settings the environment gives `role`: field -> (value, variable it came from)."""
+    prefix = f"POLYGON_{role.upper()}_"
+    found: dict[str, tuple[str, str]] = {}
+    for field, suffix in (("base_url", "BASE_URL"), ("api_key_env", "API_KEY")):
+        for variable in (f"POLYGON_{suffix}", f"{prefix}{suffix}"):
+            if env.get(variable):
+                # For the key, the setting is the variable's NAME: the key stays in the environment.
+                found[field] = (variable if field == "api_key_env" else env[variable], variable)
+    if env.get(f"{prefix}MODEL"):
+        found["model"] = (env[f"{prefix}MODEL"], f"{prefix}MODEL")
+    return found
