@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Polygon's quick start, with nothing but Python 3.11+.
 
-    python3 dev.py demo   # install into .venv, run the example suite on embedded defaults
+    python3 dev.py demo   # install into .venv, run the three-layer demo on embedded defaults
     python3 dev.py test   # install the test tools, run lint, type checks and all tests
 
 Each command creates `.venv` next to this file on first use and installs what it needs;
@@ -30,7 +30,6 @@ from tests.pg_server import find_bindir
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
-DEMO_SUITE = ROOT / "examples" / "order_line" / "suite.yaml"
 PG_URL_ENV = "POLYGON_TEST_POSTGRES_URL"
 LINTED = [p for p in ("src", "tests", "bench", "examples", "dev.py") if (ROOT / p).exists()]
 APT_INSTALL_POSTGRES = ["apt-get", "install", "-y", "--no-install-recommends", "postgresql"]
@@ -44,8 +43,8 @@ def main(argv: list[str]) -> int:
     command, rest = argv[0], argv[1:]
     if command == "demo":
         install(extras=())
-        return run(BIN / "polygon", "run", str(DEMO_SUITE), "--out", "out/demo", *rest)
-    install(extras=("test", "postgres"))
+        return run(BIN / "polygon", "demo", "--out", "out/demo", *rest)
+    install(extras=("test", "postgres", "llm", "noise"))
     if needs_postgres_install(os.environ, find_bindir()):
         install_postgres()
     return run_tests(rest)

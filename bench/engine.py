@@ -161,6 +161,12 @@ class NullStore:
         self.conversations += 1
         self.turns += len(result.turns)
 
+    def add_conversation_with_results(
+        self, run_id: str, index: int, result: ConversationResult, stage_results: object
+    ) -> None:
+        """Count one finished conversation; its stage results are dropped."""
+        self.add_conversation(run_id, index, result)
+
 
 @dataclass(frozen=True)
 class PassResult:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import NoReturn
 
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.pool import NullPool
 
+from tests.cli.conftest import Polygon
 from tests.pg_server import DEBIAN_ROOT, find_bindir, throwaway_server
 
 # A server to use instead of starting one; its user needs the CREATEDB privilege.
@@ -65,3 +67,9 @@ def _unavailable(reason: str) -> NoReturn:
     if os.environ.get("CI") == "true":
         pytest.fail(f"{reason} (CI=true: the PostgreSQL tests must run)", pytrace=False)
     pytest.skip(reason)
+
+
+@pytest.fixture
+def polygon(tmp_path: Path) -> Polygon:
+    """The `polygon` command, isolated in tmp_path (any test folder may use it)."""
+    return Polygon(tmp_path)

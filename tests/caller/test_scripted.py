@@ -57,3 +57,12 @@ def test_a_barge_in_can_wait_for_a_call_to_one_tool() -> None:
     assert caller.barge_in(InterruptPoint.DURING_TOOL_PREP, VIEW, "update_order") == Interrupt(
         "wait"
     )
+
+
+def test_a_barge_in_can_wait_for_the_nth_call_to_a_tool() -> None:
+    caller = ScriptedCaller(
+        steps({"barge_in": {"at": "during_tool_prep", "tool": "update", "on_call": 2, "say": "x"}})
+    )
+    assert caller.barge_in(InterruptPoint.DURING_TOOL_PREP, VIEW, "update") is None
+    assert caller.barge_in(InterruptPoint.DURING_TOOL_PREP, VIEW, "lookup") is None
+    assert caller.barge_in(InterruptPoint.DURING_TOOL_PREP, VIEW, "update") == Interrupt("x")

@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from polygon_voice.cli import app
@@ -44,9 +43,3 @@ class Polygon:
         return subprocess.run(
             command, cwd=self.workdir, env=full_env, capture_output=True, text=True, timeout=120
         )
-
-
-@pytest.fixture
-def polygon(tmp_path: Path) -> Polygon:
-    """The `polygon` command, isolated in tmp_path."""
-    return Polygon(tmp_path)

@@ -59,6 +59,7 @@ def test_files_follow_the_plan_order_and_sum_up(tmp_path: Path) -> None:
         "end_message": "m",
         "turns": 2,
         "tool_calls": 0,
+        "wer": None,  # no caller turns
     }
     assert data["summary"] == {
         "conversations": 2,

@@ -106,7 +106,7 @@ scenarios:
     error = error_of(tmp_path, text)
     assert (error.line, error.column) == (5, 36)
     assert error.field == "scenarios[0].script[0].barge_in.xyz"
-    assert error.message == "unknown field 'xyz' (allowed: at, say, tool)"
+    assert error.message == "unknown field 'xyz' (allowed: at, say, tool, on_call)"
 
 
 def test_step_validator_error_points_at_the_step(tmp_path: Path) -> None:

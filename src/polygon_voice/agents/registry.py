@@ -17,7 +17,10 @@ from polygon_voice.seeding import content_hash
 ENTRY_POINT_GROUP = "polygon_voice.agents"
 
 # Names map to import paths, so nothing is imported until an agent is asked for.
-_BUILTIN: dict[str, str] = {}
+_BUILTIN: dict[str, str] = {
+    "reference:flawed": "polygon_voice.agents.reference:FlawedAgent",
+    "reference:robust": "polygon_voice.agents.reference:RobustAgent",
+}
 _REGISTERED: dict[str, AgentFactory] = {}
 
 

@@ -27,6 +27,7 @@ class ScriptedCaller:
         self._steps = list(script)
         self._next = 0
         self._armed: list[BargeInStep] = []
+        self._points: dict[tuple[InterruptPoint, str | None], int] = {}
 
     async def reply(self, view: CallView) -> CallerMove:
         """Play the next say/silence/hangup step; hang up when the script is done."""
@@ -46,7 +47,10 @@ class ScriptedCaller:
     ) -> Interrupt | None:
         """Fire the first armed barge-in that waits for this point (and this tool, if named)."""
         self._arm()
+        seen = self._points[(point, tool)] = self._points.get((point, tool), 0) + 1
         for position, armed in enumerate(self._armed):
+            if armed.on_call is not None and armed.on_call != seen:
+                continue
             if armed.at is point and armed.tool in (None, tool):
                 del self._armed[position]
                 return Interrupt(armed.say)

@@ -14,14 +14,19 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from polygon_voice import __version__
 from polygon_voice.agents import AgentLoadError, resolve_agent
+from polygon_voice.checks import RunSummary
 from polygon_voice.cli.app import app
 from polygon_voice.cli.common import DbOption, console, errors, fail, open_store
 from polygon_voice.model import ConversationResult
+from polygon_voice.noise import NoiseError
 from polygon_voice.report import write_run_files
 from polygon_voice.report.terminal import (
+    axes_table,
     conversation_view,
     conversations_table,
     end_reason_table,
+    fix_list_table,
+    gate_table,
     runs_table,
 )
 from polygon_voice.runner import CallBuilder, RunTally, SuiteRunner, count_calls
@@ -33,6 +38,7 @@ from polygon_voice.store import (
     StoreError,
     new_run_id,
 )
+from polygon_voice.suites import builtin_suite_path
 from polygon_voice.tools import ToolConfigError
 
 SHOWN_INLINE = 30
@@ -40,7 +46,9 @@ SHOWN_INLINE = 30
 
 @app.command()
 def run(
-    suite: Annotated[Path, typer.Argument(help="Suite file (YAML or JSON).")],
+    suite: Annotated[
+        Path, typer.Argument(help="Suite file (YAML or JSON), or a built-in suite: three-layer.")
+    ],
     agent: Annotated[
         str | None,
         typer.Option(help="Agent: a registered name, package.module:attr or file.py:attr."),
@@ -53,13 +61,49 @@ def run(
     resume: Annotated[
         str | None, typer.Option(help="Finish an interrupted run (its id) instead of a new one.")
     ] = None,
+    noise: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Recognition noise level for every call, 0 (none) to 1; overrides the suite's.",
+        ),
+    ] = None,
+    gate: Annotated[
+        bool, typer.Option("--gate", help="Exit 1 when the release gate (REL-1..4) fails.")
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """Run a suite against an agent; store every call; write report.json and transcripts.jsonl."""
     loaded = _load(suite)
-    _check_tools(loaded)
     store = open_store(db)
-    record, done = _start_or_resume(store, loaded, agent, seed, resume)
+    record, tally = execute_run(store, loaded, agent, seed, concurrency, resume, noise)
+    out_dir = out or Path(".polygon") / "runs" / record.id
+    report, transcripts = write_run_files(store, store.get_run(record.id), out_dir)
+    _print_summary(store, record.id, tally)
+    if tally.cases.total:
+        print_three_layer({record.agent: tally.cases})
+    console.print(f"Run [bold]{record.id}[/]: {escape(str(report))}, {escape(str(transcripts))}")
+    console.print(f"See a call turn by turn: polygon show {record.id} --conversation ID")
+    if gate and not (tally.cases.total and tally.cases.gate()["passed"]):
+        errors.print("release gate: FAIL" if tally.cases.total else "release gate: no cases")
+        raise typer.Exit(1)
+
+
+def execute_run(
+    store: Store,
+    loaded: LoadedSuite,
+    agent: str | None,
+    seed: int,
+    concurrency: int,
+    resume: str | None = None,
+    noise: float | None = None,
+) -> tuple[RunRecord, RunTally]:
+    """Check, start (or resume) and finish one run with a progress bar; exits on bad input."""
+    _check_tools(loaded)
+    _check_noise(loaded, noise)
+    record, done = _start_or_resume(store, loaded, agent, seed, resume, noise)
+    noise = _run_noise(loaded, record, noise)
     try:
         factory = resolve_agent(record.agent, loaded.base_dir)
     except AgentLoadError as exc:
@@ -72,20 +116,28 @@ def run(
         run_id=record.id,
         seed=record.seed,
         concurrency=concurrency,
+        noise=noise,
         skip=frozenset(done),
     )
     tally = _run_with_progress(runner, store, record, total=count_calls(loaded.suite) - len(done))
     store.finish_run(record.id, "finished", datetime.now(UTC))
-    out_dir = out or Path(".polygon") / "runs" / record.id
-    report, transcripts = write_run_files(store, store.get_run(record.id), out_dir)
-    _print_summary(store, record.id, tally)
-    console.print(f"Run [bold]{record.id}[/]: {escape(str(report))}, {escape(str(transcripts))}")
-    console.print(f"See a call turn by turn: polygon show {record.id} --conversation ID")
+    return record, tally
+
+
+def print_three_layer(columns: dict[str, RunSummary]) -> None:
+    """The axes side by side, then each run's fix list and release gate."""
+    console.print(axes_table(columns))
+    for name, summary in columns.items():
+        if summary.fix_list():
+            console.print(fix_list_table(summary, f"Fix list for {name}: failures by root cause"))
+        verdict = "passes" if summary.gate()["passed"] else "fails"
+        console.print(gate_table(summary.gate(), f"Release gate for {name}: {verdict}"))
 
 
 def _load(path: Path) -> LoadedSuite:
+    builtin = builtin_suite_path(str(path)) if not path.exists() else None
     try:
-        return load_suite(path)
+        return load_suite(builtin or path)
     except SuiteError as exc:
         fail(str(exc))
 
@@ -97,12 +149,35 @@ def _check_tools(loaded: LoadedSuite) -> None:
         fail(f"{loaded.path}: {exc}")
 
 
+def _check_noise(loaded: LoadedSuite, noise: float | None) -> None:
+    try:
+        CallBuilder(loaded.suite, lambda _: _no_agent(), 0, noise=noise).check_noise()
+    except NoiseError as exc:
+        fail(f"{loaded.path}: {exc}")
+
+
+def _run_noise(loaded: LoadedSuite, record: RunRecord, given: float | None) -> float | None:
+    """The run's --noise level; a resumed run keeps the one it was started with."""
+    recorded = record.config.get("noise")
+    if given is not None and given != recorded:
+        started = "without --noise" if recorded is None else f"with --noise {recorded}"
+        fail(f"run {record.id} was started {started}; resume it with the same level")
+    if recorded != given:
+        _check_noise(loaded, recorded)
+    return None if recorded is None else float(recorded)
+
+
 def _no_agent() -> NoReturn:
     raise AssertionError("checking tools builds no agent")
 
 
 def _start_or_resume(
-    store: Store, loaded: LoadedSuite, agent: str | None, seed: int, resume: str | None
+    store: Store,
+    loaded: LoadedSuite,
+    agent: str | None,
+    seed: int,
+    resume: str | None,
+    noise: float | None = None,
 ) -> tuple[RunRecord, set[str]]:
     if resume is not None:
         return _resume(store, loaded, resume)
@@ -118,7 +193,7 @@ def _start_or_resume(
         seed=seed,
         status="running",
         started_at=datetime.now(UTC),
-        config={"agent_spec": agent_name},
+        config={"agent_spec": agent_name, "noise": noise},
         polygon_version=__version__,
     )
     store.create_run(record)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -207,7 +208,7 @@ class ConversationEngine:
 
     def _update_state(self, action: UpdateState) -> None:
         update = StateUpdate(
-            field=action.field, value=action.value, version=action.version, time=self.now
+            field=action.field, value=action.value, version=action.version, time=round(self.now, 6)
         )
         self.state_updates.append(update)
         self.state_version = action.version
@@ -369,6 +370,9 @@ class ConversationEngine:
 
     def _result(self) -> ConversationResult:
         assert self.end is not None
+        # The line is closed, but the backend goes on: writes already under way still land
+        # (their answers reach nobody). The state layer is judged on what really landed.
+        self._tools.advance(math.inf)
         backend = self._tools.backend
         return ConversationResult(
             id=self.setup.conversation_id,

@@ -12,9 +12,17 @@ import tomllib
 from collections.abc import Mapping, Set
 from pathlib import Path
 from typing import Any, Literal, get_args
+from urllib.parse import urlsplit
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from polygon_voice.llm.errors import LLMConfigError
 
@@ -22,8 +30,6 @@ Role = Literal["caller", "judge", "agent"]
 ROLES: tuple[Role, ...] = get_args(Role)
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_CACHE_DIR = Path(".polygon") / "llm-cache"
-# RUB-7: the judge runs at temperature zero unless told otherwise.
-ROLE_DEFAULTS: dict[Role, dict[str, Any]] = {"judge": {"temperature": 0.0}}
 _ENV_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
@@ -44,6 +50,22 @@ class RoleConfig(BaseModel):
     cache: bool | None = None
     price_in_per_1k: float = Field(default=0.0, ge=0)
     price_out_per_1k: float = Field(default=0.0, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _judge_at_temperature_zero(cls, data: Any) -> Any:
+        # RUB-7: the judge runs at temperature zero unless told otherwise.
+        if isinstance(data, dict) and data.get("role") == "judge" and "temperature" not in data:
+            data = {**data, "temperature": 0.0}
+        return data
+
+    @field_validator("base_url")
+    @classmethod
+    def _an_http_url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("must be an http:// or https:// URL, like http://localhost:8000/v1")
+        return value
 
     @field_validator("api_key_env")
     @classmethod
@@ -153,7 +175,7 @@ def _build_role(
     if not isinstance(own, dict):
         raise LLMConfigError(f"{label}: llm.{role}: must be a mapping of settings")
     _check_keys(label, f"llm.{role}", own, set(ROLE_FIELDS))
-    values: dict[str, Any] = dict(ROLE_DEFAULTS.get(role, {}))
+    values: dict[str, Any] = {}
     origins: dict[str, str] = {}
     for layer, where in ((shared, "llm"), (own, f"llm.{role}")):
         values.update(layer)
@@ -167,7 +189,8 @@ def _build_role(
         error = exc.errors()[0]
         field = str(error["loc"][0]) if error["loc"] else "?"
         where = origins.get(field, f"{label}: llm.{role}.{field}")
-        raise LLMConfigError(f"{where} (role {role}): {error['msg']}") from None
+        message = error["msg"].removeprefix("Value error, ")
+        raise LLMConfigError(f"{where} (role {role}): {message}") from None
 
 
 def env_overrides(role: Role, env: Mapping[str, str]) -> dict[str, tuple[str, str]]:

@@ -1,6 +1,7 @@
 """Typed records that flow between the pipeline's stages (no logic beyond validation)."""
 
 from polygon_voice.model.case import CaseCategory, CaseExpected
+from polygon_voice.model.checks import AXES, AxisVerdict, CaseScore, Layer, RootCause
 from polygon_voice.model.events import (
     Action,
     BargeIn,
@@ -58,7 +59,9 @@ from polygon_voice.model.trace import (
 )
 
 __all__ = [
+    "AXES",
     "Action",
+    "AxisVerdict",
     "BackendWrite",
     "BargeIn",
     "BargeInStep",
@@ -69,6 +72,7 @@ __all__ = [
     "CancelToolCall",
     "CaseCategory",
     "CaseExpected",
+    "CaseScore",
     "ConversationResult",
     "Edit",
     "EditKind",
@@ -81,11 +85,13 @@ __all__ = [
     "FixedStub",
     "Heard",
     "InterruptPoint",
+    "Layer",
     "LognormalLatency",
     "Outcome",
     "Persona",
     "PersonaType",
     "PrepareToolCall",
+    "RootCause",
     "Rule",
     "RulesStub",
     "Say",

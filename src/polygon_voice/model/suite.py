@@ -27,6 +27,9 @@ class BargeInStep(_Spec):
         default=None,
         description="during_tool_prep / after_tool_fired: fire only for a call to this tool",
     )
+    on_call: int | None = Field(
+        default=None, ge=1, description="with `tool`: fire only at the Nth call to that tool"
+    )
 
     @model_validator(mode="after")
     def _tool_needs_a_tool_point(self) -> BargeInStep:
@@ -34,6 +37,8 @@ class BargeInStep(_Spec):
             raise ValueError(
                 "'tool' goes with during_tool_prep or after_tool_fired, not mid_speech"
             )
+        if self.on_call is not None and self.tool is None:
+            raise ValueError("'on_call' needs 'tool': the Nth call to which tool?")
         return self
 
 
@@ -76,6 +81,9 @@ class Scenario(_Spec):
     )
     forbidden_phrases: list[str] = Field(default_factory=list)
     max_turns: int | None = Field(default=None, ge=1)
+    noise: float | None = Field(
+        default=None, ge=0, le=1, description="recognition noise level for this call (0..1)"
+    )
 
 
 class EngineSettings(_Spec):
@@ -89,6 +97,9 @@ class EngineSettings(_Spec):
         default=10.0, gt=0, description="wall-clock seconds an agent may take for one response"
     )
     loop_overlap: float = Field(default=0.9, gt=0, le=1, description="LOOP-1 threshold")
+    noise: float = Field(
+        default=0.0, ge=0, le=1, description="recognition noise level 0..1 (0: heard as said)"
+    )
 
 
 class Suite(_Spec):

@@ -21,7 +21,7 @@ DIGIT_WORDS: dict[str, tuple[str, ...]] = {
 }
 
 # The optional dependencies (the `noise` extra); jiwer, for the word error rate, is core.
-NOISE_MODULES = ("wordfreq", "num2words", "jellyfish", "cologne_phonetics")
+NOISE_MODULES = ("wordfreq", "num2words", "jellyfish")
 INSTALL_HINT = "pip install 'polygon-voice[noise]'"
 
 

@@ -45,7 +45,7 @@ def assemble(said: Words, spans: Sequence[tuple[int, int]], outputs: Sequence[st
     """The heard text: each span of said words replaced by its output; None drops the span."""
     parts = [said.gaps[0]]
     started = False
-    for (start, end), out in zip(spans, outputs, strict=True):
+    for (_, end), out in zip(spans, outputs, strict=True):
         after = said.gaps[end]
         if out is None:
             # The space before a dropped word goes with it; at the start, so does the

@@ -3,6 +3,8 @@
 from polygon_voice.report.files import (
     REPORT_FILE,
     TRANSCRIPTS_FILE,
+    case_entry,
+    case_summary,
     run_header,
     write_report,
     write_run_files,
@@ -12,6 +14,8 @@ from polygon_voice.report.files import (
 __all__ = [
     "REPORT_FILE",
     "TRANSCRIPTS_FILE",
+    "case_entry",
+    "case_summary",
     "run_header",
     "write_report",
     "write_run_files",

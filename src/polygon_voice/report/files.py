@@ -7,7 +7,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, TextIO
 
-from polygon_voice.model import ConversationResult
+from polygon_voice.checks import RunSummary
+from polygon_voice.model import AXES, CaseScore, ConversationResult
+from polygon_voice.noise import caller_wer
 from polygon_voice.store import RunRecord, Store
 
 REPORT_FILE = "report.json"
@@ -41,7 +43,9 @@ def write_report(store: Store, run: RunRecord, path: Path) -> Path:
         for key, value in run_header(run).items():
             out.write(f"  {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)},\n")
         summary = _write_conversations(store, run.id, out)
-        out.write(f',\n  "summary": {json.dumps(summary, ensure_ascii=False)}\n}}\n')
+        out.write(f',\n  "summary": {json.dumps(summary, ensure_ascii=False)}')
+        _write_cases(store, run.id, out)
+        out.write("\n}\n")
     tmp.replace(path)
     return path
 
@@ -59,6 +63,8 @@ def run_header(run: RunRecord) -> dict[str, Any]:
         "started_at": run.started_at.isoformat(),
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
         "polygon_version": run.polygon_version,
+        # `polygon run --noise`; null: each scenario's or the suite's level applied.
+        "noise": run.config.get("noise"),
     }
 
 
@@ -71,6 +77,8 @@ def conversation_entry(result: ConversationResult) -> dict[str, Any]:
         "end_message": result.end.message,
         "turns": len(result.turns),
         "tool_calls": len(result.tool_calls),
+        # Caller turns, said vs heard (recognition noise); null without caller turns.
+        "wer": caller_wer(result),
     }
 
 
@@ -93,3 +101,42 @@ def _write_conversations(store: Store, run_id: str, out: TextIO) -> dict[str, An
         "tool_calls": calls,
         "end_reasons": dict(sorted(reasons.items())),
     }
+
+
+def case_entry(score: CaseScore) -> dict[str, Any]:
+    """The report's entry for one three-layer case."""
+    cause = score.root_cause
+    return {
+        "id": score.case_id,
+        "category": score.category,
+        **{name: score.passed(name) for name in AXES},
+        "e2e": score.e2e,
+        "root_cause": cause.cause if cause else None,
+        "layer": cause.layer.value if cause and cause.layer else None,
+        "evidence": cause.evidence if cause else None,
+        "why": {name: v.why for name, v in score.axes.items() if not v.passed},
+        "gate_breaks": score.gate_breaks,
+    }
+
+
+def case_summary(store: Store, run_id: str) -> RunSummary | None:
+    """The three-layer totals of a stored run, or None when it has no cases."""
+    summary = RunSummary()
+    for _, data in store.iter_stage_results(run_id, "checks"):
+        summary.add(CaseScore.model_validate(data))
+    return summary if summary.total else None
+
+
+def _write_cases(store: Store, run_id: str, out: TextIO) -> None:
+    # Cases are streamed like conversations; the totals follow them.
+    summary = RunSummary()
+    for _, data in store.iter_stage_results(run_id, "checks"):
+        score = CaseScore.model_validate(data)
+        prefix = ',\n  "cases": [\n    ' if summary.total == 0 else ",\n    "
+        out.write(prefix + json.dumps(case_entry(score), ensure_ascii=False))
+        summary.add(score)
+    if not summary.total:
+        return
+    out.write("\n  ]")
+    for key, value in summary.as_report().items():
+        out.write(f",\n  {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}")

@@ -13,7 +13,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from polygon_voice.checks import RunSummary
 from polygon_voice.model import ConversationResult, Speaker
+from polygon_voice.noise import caller_wer
 from polygon_voice.store import ConversationSummary, RunRecord
 
 _REASON_STYLE = {
@@ -108,6 +110,9 @@ def conversation_view(result: ConversationResult) -> RenderableType:
         end.append(" — ")
         end.append(result.end.message)
     lines.append(end)
+    wer = caller_wer(result)
+    if wer is not None:
+        lines.append(Text(f"word error rate, caller said vs agent heard: {wer:.3f}", style="dim"))
     return Group(*lines)
 
 
@@ -146,3 +151,55 @@ def _call_line(call: dict[str, Any], status: str) -> Text:
 def _styled(text: Text, style: str) -> Text:
     text.stylize(style)
     return text
+
+
+AXIS_LABELS = {
+    "captured": "event captured",
+    "active_state_correct": "active state correct",
+    "tool_args_correct": "tool arguments correct",
+    "stale_write_prevented": "stale write prevented",
+    "backend_correct": "backend correct",
+    "confirmation_matches_backend": "confirmation matched backend",
+}
+
+
+def axes_table(columns: dict[str, RunSummary]) -> Table:
+    """The six axes and end-to-end integrity, one column per run (never averaged)."""
+    table = Table(title="Three-layer outcome (passed / total)", title_justify="left")
+    table.add_column("axis")
+    for name in columns:
+        table.add_column(Text(name), justify="right")
+    for axis, label in AXIS_LABELS.items():
+        table.add_row(label, *(_fraction(s.passed[axis], s.total) for s in columns.values()))
+    table.add_row(
+        Text("end-to-end task integrity", style="bold"),
+        *(_fraction(s.e2e, s.total, bold=True) for s in columns.values()),
+    )
+    return table
+
+
+def fix_list_table(summary: RunSummary, title: str) -> Table:
+    """Failed cases grouped by root cause, largest first, with the layer to repair."""
+    table = Table(title=title, title_justify="left")
+    for column in ("cases", "root cause", "layer to repair", "which"):
+        table.add_column(column)
+    for row in summary.fix_list():
+        layer = row["layer"] or "—"
+        table.add_row(str(row["count"]), row["cause"], layer, Text(", ".join(row["cases"])))
+    return table
+
+
+def gate_table(gate: dict[str, Any], title: str) -> Table:
+    """The release gate: each check, passed or not, with the cases that broke it."""
+    table = Table(title=title, title_justify="left")
+    for column in ("check", "", "broken by"):
+        table.add_column(column)
+    for check in gate["checks"]:
+        mark = Text("pass", style="green") if check["passed"] else Text("FAIL", style="bold red")
+        table.add_row(f"{check['id']} {check['name']}", mark, Text(", ".join(check["cases"])))
+    return table
+
+
+def _fraction(passed: int, total: int, bold: bool = False) -> Text:
+    style = ("green" if passed == total else "red") + (" bold" if bold else "")
+    return Text(f"{passed} / {total}", style=style)

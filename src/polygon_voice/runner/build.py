@@ -8,7 +8,7 @@ from typing import Any
 
 from polygon_voice.agents import AgentContext, AgentFactory
 from polygon_voice.caller import ScriptedCaller
-from polygon_voice.conversation import CallSetup, ConversationEngine, Hearing, clear_line
+from polygon_voice.conversation import CallSetup, ConversationEngine, Hearing
 from polygon_voice.model import (
     CallEnd,
     ConversationResult,
@@ -16,6 +16,7 @@ from polygon_voice.model import (
     Scenario,
     Suite,
 )
+from polygon_voice.noise import NoiseError, hearing, language_code, require_dependencies
 from polygon_voice.runner.plan import PlannedCall
 from polygon_voice.seeding import derive_seed
 from polygon_voice.tools import Backend, ToolConfigError, ToolSet
@@ -28,8 +29,12 @@ class CallBuilder:
     suite: Suite
     agent_factory: AgentFactory
     run_seed: int
-    hearing: Hearing = clear_line
+    # One hearing for every call (a custom ASR, a test); None: each scenario's noise level.
+    hearing: Hearing | None = None
+    # The run's noise level (`polygon run --noise`), over the suite's and the scenarios'.
+    noise: float | None = None
     _toolsets: dict[str, ToolSet] = field(default_factory=dict)
+    _hearings: dict[float, Hearing] = field(default_factory=dict)
 
     def setup(self, planned: PlannedCall) -> CallSetup:
         """The fixed parameters of one call."""
@@ -60,7 +65,7 @@ class CallBuilder:
         )
         agent = self.agent_factory(context)
         caller = ScriptedCaller(planned.scenario.script)
-        return ConversationEngine(setup, agent, caller, tools, self.hearing)
+        return ConversationEngine(setup, agent, caller, tools, self._hearing(planned.scenario))
 
     def check(self) -> None:
         """Compile every scenario's tools against its backend; raises ToolConfigError."""
@@ -70,6 +75,33 @@ class CallBuilder:
                 self._toolset(scenario).check_backend(Backend(records))
             except ToolConfigError as exc:
                 raise ToolConfigError(f"scenario {scenario.id!r}: {exc}") from exc
+
+    def noise_level(self, scenario: Scenario) -> float:
+        """A scenario's noise level: the run's if given, else the scenario's, else the suite's."""
+        if self.noise is not None:
+            return self.noise
+        return scenario.noise if scenario.noise is not None else self.suite.settings.noise
+
+    def check_noise(self) -> None:
+        """Raise NoiseError before a run whose noise cannot work (language, dependencies)."""
+        if self.hearing is not None:
+            return  # a hearing given for every call is the caller's business
+        noisy = [s for s in self.suite.scenarios if self.noise_level(s) > 0]
+        if noisy:
+            require_dependencies()
+        for scenario in noisy:
+            try:
+                language_code(scenario.persona.language or self.suite.language)
+            except NoiseError as exc:
+                raise type(exc)(f"scenario {scenario.id!r}: {exc}") from exc
+
+    def _hearing(self, scenario: Scenario) -> Hearing:
+        if self.hearing is not None:
+            return self.hearing
+        level = self.noise_level(scenario)
+        if level not in self._hearings:
+            self._hearings[level] = hearing(level)
+        return self._hearings[level]
 
     def _toolset(self, scenario: Scenario) -> ToolSet:
         if scenario.id not in self._toolsets:

@@ -8,9 +8,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from polygon_voice.agents import AgentFactory
-from polygon_voice.conversation import Hearing, clear_line
-from polygon_voice.model import ConversationResult, EndReason, Suite
-from polygon_voice.runner.build import CallBuilder, failed_call
+from polygon_voice.checks import RunSummary, is_case, score_case
+from polygon_voice.conversation import Hearing
+from polygon_voice.model import CaseScore, ConversationResult, EndReason, Suite
+from polygon_voice.runner.build import CallBuilder, failed_call, merged_records
 from polygon_voice.runner.plan import PlannedCall, plan_calls
 from polygon_voice.store import Store
 
@@ -27,6 +28,7 @@ class RunTally:
     end_reasons: Counter[str] = field(default_factory=Counter)
     errors: list[tuple[str, str]] = field(default_factory=list)
     max_errors_kept: int = 20
+    cases: RunSummary = field(default_factory=RunSummary)
 
     def add(self, result: ConversationResult) -> None:
         """Count one finished conversation."""
@@ -48,7 +50,8 @@ class SuiteRunner:
     run_id: str
     seed: int = 0
     concurrency: int = 8
-    hearing: Hearing = clear_line
+    hearing: Hearing | None = None  # None: each scenario's noise level (see CallBuilder)
+    noise: float | None = None
     skip: frozenset[str] = frozenset()
     on_finished: OnFinished | None = None
 
@@ -58,7 +61,9 @@ class SuiteRunner:
 
     async def run_async(self) -> RunTally:
         """Run to completion on the current event loop."""
-        builder = CallBuilder(self.suite, self.agent_factory, self.seed, self.hearing)
+        builder = CallBuilder(
+            self.suite, self.agent_factory, self.seed, hearing=self.hearing, noise=self.noise
+        )
         todo = (p for p in plan_calls(self.suite) if p.conversation_id not in self.skip)
         tally = RunTally()
         workers = [self._worker(todo, builder, tally) for _ in range(max(1, self.concurrency))]
@@ -71,14 +76,34 @@ class SuiteRunner:
         # Workers pull from one shared plan, so memory does not grow with the run's size.
         for planned in todo:
             result = await run_one(builder, planned)
-            self.store.add_conversation(self.run_id, planned.index, result)
+            try:
+                stages = stage_results(builder, planned, result)
+            except Exception as exc:  # a scoring bug must not lose the conversation
+                stages = []
+                tally.errors.append((result.id, f"checks failed: {type(exc).__name__}: {exc}"))
+            self.store.add_conversation_with_results(self.run_id, planned.index, result, stages)
             tally.add(result)
+            for _, _, score in stages:
+                if isinstance(score, CaseScore):
+                    tally.cases.add(score)
             if self.on_finished is not None:
                 self.on_finished(result)
             # Deterministic agents never await: yield so the other workers get their turn and
             # the loop can run its clean-ups (closed generators, cancelled timers), which would
             # otherwise pile up until the run ends and make memory grow with its size.
             await asyncio.sleep(0)
+
+
+def stage_results(
+    builder: CallBuilder, planned: PlannedCall, result: ConversationResult
+) -> list[tuple[str, str, CaseScore]]:
+    """The deterministic checks of a three-layer case (stage "checks"); none for others."""
+    scenario = planned.scenario
+    if not is_case(scenario):
+        return []
+    initial = merged_records(builder.suite.backend, scenario.backend)
+    score = score_case(result, scenario, builder.suite.tools, initial)
+    return [("checks", "", score)]
 
 
 async def run_one(builder: CallBuilder, planned: PlannedCall) -> ConversationResult:

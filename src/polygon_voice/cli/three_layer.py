@@ -1,0 +1,66 @@
+"""The three-layer harness on the command line: `gate` and `demo`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from polygon_voice.checks import RunSummary
+from polygon_voice.cli.app import app
+from polygon_voice.cli.common import DbOption, console, fail, open_store
+from polygon_voice.cli.runs import _load, execute_run, print_three_layer
+from polygon_voice.report import case_summary, write_run_files
+from polygon_voice.report.terminal import gate_table
+from polygon_voice.store import StoreError
+
+DEMO_AGENTS = ("reference:flawed", "reference:robust")
+
+
+@app.command()
+def gate(
+    run_id: Annotated[str, typer.Argument(help="Run id (a unique prefix is enough).")],
+    db: DbOption = None,
+) -> None:
+    """The release gate of a stored run: exit 0 when REL-1..4 all pass, 1 when any fails."""
+    store = open_store(db)
+    try:
+        record = store.get_run(run_id)
+        summary = case_summary(store, record.id)
+    except StoreError as exc:
+        fail(str(exc))
+    if summary is None:
+        fail(f"run {record.id} has no three-layer cases to gate (suite {record.suite})")
+    result = summary.gate()
+    verdict = "passes" if result["passed"] else "fails"
+    console.print(
+        gate_table(result, f"Release gate for run {record.id} ({record.agent}): {verdict}")
+    )
+    raise typer.Exit(0 if result["passed"] else 1)
+
+
+@app.command()
+def demo(
+    out: Annotated[Path, typer.Option(help="Folder for each agent's report.")] = Path("out/demo"),
+    seed: Annotated[int, typer.Option(help="Run seed.")] = 0,
+    db: DbOption = None,
+) -> None:
+    """Run the built-in three-layer suite against both reference agents and compare them."""
+    loaded = _load(Path("three-layer"))
+    store = open_store(db)
+    columns: dict[str, RunSummary] = {}
+    run_ids: dict[str, str] = {}
+    for agent in DEMO_AGENTS:
+        record, tally = execute_run(store, loaded, agent, seed, concurrency=8)
+        folder = out / agent.split(":")[-1]
+        report, _ = write_run_files(store, store.get_run(record.id), folder)
+        console.print(f"{agent}: run {record.id}, report {escape(str(report))}")
+        columns[agent] = tally.cases
+        run_ids[agent] = record.id
+    print_three_layer(columns)
+    console.print(
+        "The flawed agent sounds fine call by call; the axes show where it breaks. See one call: "
+        f"polygon show {run_ids[DEMO_AGENTS[0]]} --conversation corr-04"
+    )

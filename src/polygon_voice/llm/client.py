@@ -1,0 +1,217 @@
+"""The one LLM client used by caller, judge and agent: cache, concurrency limit, retries, usage."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from polygon_voice.llm.cache import ResponseCache, encode_body, request_key
+from polygon_voice.llm.config import LLMSettings, Role, RoleConfig
+from polygon_voice.llm.errors import LLMConfigError, LLMFormatError, LLMRequestError, redact
+from polygon_voice.llm.limits import SHARED_LIMITS, EndpointLimits
+from polygon_voice.llm.reply import ChatReply, parse_completion
+from polygon_voice.llm.retry import RetryPolicy
+from polygon_voice.llm.structured import ResponseSchema, parse_structured, response_format
+from polygon_voice.llm.transport import OpenAITransport, TransportFailure
+from polygon_voice.llm.usage import Usage
+
+log = logging.getLogger("polygon_voice.llm")
+Message = Mapping[str, Any]
+
+
+class LLMClient:
+    """Chat completions for one role against any OpenAI-compatible endpoint."""
+
+    def __init__(
+        self,
+        config: RoleConfig,
+        *,
+        cache: ResponseCache | None = None,
+        usage: Usage | None = None,
+        retry: RetryPolicy | None = None,
+        limits: EndpointLimits | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        if not config.configured:
+            raise LLMConfigError(
+                f"role {config.role}: no model configured; set llm.{config.role}.model in the "
+                f"config file or POLYGON_{config.role.upper()}_MODEL"
+            )
+        self.config = config
+        # The agent under test is not cached unless its config asks for it.
+        self.cache = cache if config.cache_enabled else None
+        self.usage = usage if usage is not None else Usage()
+        self._retry = retry or RetryPolicy()
+        self._limits = limits or SHARED_LIMITS
+        self._env = env
+        self._transport: OpenAITransport | None = None
+        self.endpoint = _display_url(config.base_url)
+
+    async def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        response_schema: ResponseSchema | None = None,
+        schema_name: str | None = None,
+        temperature: float | None = None,
+        seed: int | None = None,
+        params: Mapping[str, Any] | None = None,
+    ) -> ChatReply:
+        """One completion; `.parsed` holds the validated JSON when a schema is given.
+
+        Raises LLMRequestError when the endpoint keeps failing, LLMFormatError (with `.raw`)
+        when the answer cannot be read or does not match the schema.
+        """
+        body = self._body(messages, tools, response_schema, schema_name, temperature, seed, params)
+        # Serialised once: the same bytes are hashed for the cache and sent.
+        payload = encode_body(body)
+        key = request_key(self.config.base_url, payload) if self.cache is not None else None
+        reply = self._from_cache(key)
+        if reply is None:
+            raw = await self._send(payload)
+            reply = parse_completion(raw)
+            if key is not None and self.cache is not None:
+                self.cache.put(key, raw)
+        self.usage.record(
+            self.config, tokens_in=reply.tokens_in, tokens_out=reply.tokens_out, cached=reply.cached
+        )
+        if response_schema is not None:
+            reply = reply.with_parsed(parse_structured(reply.text, response_schema))
+        return reply
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections (the client stays usable: it reopens them when needed)."""
+        transport, self._transport = self._transport, None
+        if transport is not None:
+            await transport.aclose()
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def _body(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]] | None,
+        schema: ResponseSchema | None,
+        schema_name: str | None,
+        temperature: float | None,
+        seed: int | None,
+        params: Mapping[str, Any] | None,
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": [m if isinstance(m, dict) else dict(m) for m in messages],
+        }
+        if tools:
+            body["tools"] = [t if isinstance(t, dict) else dict(t) for t in tools]
+        if schema is not None:
+            body["response_format"] = response_format(schema, schema_name)
+        temperature = temperature if temperature is not None else self.config.temperature
+        if temperature is not None:
+            body["temperature"] = temperature
+        if seed is not None:
+            body["seed"] = seed
+        if self.config.max_tokens is not None:
+            body["max_tokens"] = self.config.max_tokens
+        if params:
+            body.update(params)
+        return body
+
+    def _from_cache(self, key: str | None) -> ChatReply | None:
+        if key is None or self.cache is None:
+            return None
+        raw = self.cache.get(key)
+        if raw is None:
+            return None
+        try:
+            return parse_completion(raw, cached=True)
+        except LLMFormatError:
+            # A damaged entry is a miss, never an error: the request is sent again.
+            self.cache.discard(key)
+            return None
+
+    async def _send(self, payload: bytes) -> bytes:
+        transport = self._transport or self._open()
+        slot = self._limits.slot(self.config.base_url, self.config.max_concurrency)
+        attempts = self.config.max_retries + 1
+        for attempt in range(attempts):
+            try:
+                async with slot:
+                    return await transport.send(payload)
+            except TransportFailure as failure:
+                if not failure.retryable or attempt + 1 == attempts:
+                    self.usage.record_failure(self.config.role)
+                    raise self._failed(failure, attempt + 1) from None
+                delay = self._retry.delay(attempt, failure.retry_after)
+                log.info(
+                    "%s: %s from %s; retry %d of %d in %.2f s",
+                    self.config.role,
+                    self._redacted(failure.detail),
+                    self.endpoint,
+                    attempt + 1,
+                    attempts - 1,
+                    delay,
+                )
+                self.usage.record_retry(self.config.role)
+                # Outside the slot: a waiting retry does not hold back other calls.
+                await self._retry.sleep(delay)
+        raise AssertionError("the retry loop always returns or raises")
+
+    def _open(self) -> OpenAITransport:
+        self._transport = OpenAITransport(self.config, self._api_key())
+        return self._transport
+
+    def _api_key(self) -> str | None:
+        name = self.config.api_key_env
+        if name is None:
+            return None
+        key = (os.environ if self._env is None else self._env).get(name)
+        if not key:
+            raise LLMConfigError(
+                f"role {self.config.role}: the API key variable {name} is not set "
+                f"(endpoint {self.endpoint})"
+            )
+        return key
+
+    def _redacted(self, text: str) -> str:
+        name = self.config.api_key_env
+        env = os.environ if self._env is None else self._env
+        return redact(
+            text, env.get(name) if name else None, urlsplit(self.config.base_url).password
+        )
+
+    def _failed(self, failure: TransportFailure, attempts: int) -> LLMRequestError:
+        tries = f" after {attempts} attempts" if attempts > 1 else ""
+        return LLMRequestError(
+            f"{self.config.role} call to {self.endpoint} (model {self.config.model}) "
+            f"failed{tries}: {self._redacted(failure.detail)}",
+            endpoint=self.endpoint,
+            status=failure.status,
+            attempts=attempts,
+        )
+
+
+def make_client(
+    settings: LLMSettings, role: Role, *, usage: Usage | None = None, **options: Any
+) -> LLMClient:
+    """A client for `role` with the settings' response cache (used when the role caches)."""
+    config = settings.role(role)
+    cache = ResponseCache(settings.cache_dir) if config.cache_enabled else None
+    return LLMClient(config, cache=cache, usage=usage, **options)
+
+
+def _display_url(url: str) -> str:
+    # A base URL may carry credentials (https://user:secret@host/...): never show them.
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit(parts._replace(netloc=netloc))

@@ -1,0 +1,74 @@
+"""When and how long to wait before trying a request again."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+
+Sleeper = Callable[[float], Awaitable[None]]
+
+# 408 and 409 too: OpenAI-compatible servers use them for "try again" (as the SDK itself does).
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+
+
+def is_retryable_status(status: int) -> bool:
+    """Rate limits, request timeouts, conflicts and every 5xx are worth another try."""
+    return status in RETRYABLE_STATUSES or status >= 500
+
+
+@dataclass
+class RetryPolicy:
+    """Exponential backoff with jitter, never shorter than the server's `Retry-After`.
+
+    `rng` and `sleep` are injectable so tests neither wait nor depend on chance.
+    """
+
+    base_delay: float = 0.5
+    max_delay: float = 30.0
+    # A server asking for more than this is still obeyed, up to this many seconds per wait.
+    max_retry_after: float = 300.0
+    rng: random.Random = field(default_factory=random.Random)
+    sleep: Sleeper = asyncio.sleep
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """Seconds to wait after failed attempt number `attempt` (0 for the first)."""
+        backoff = min(self.max_delay, self.base_delay * 2.0**attempt)
+        # "Equal jitter": half fixed, half random, so many clients do not retry in step.
+        delay = backoff * (0.5 + 0.5 * self.rng.random())
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, self.max_retry_after))
+        return delay
+
+
+def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
+    """Seconds asked for by `retry-after-ms` or `Retry-After` (seconds or an HTTP date)."""
+    lowered = {key.lower(): value for key, value in headers.items()}
+    millis = _number(lowered.get("retry-after-ms"))
+    if millis is not None:
+        return max(0.0, millis / 1000)
+    value = lowered.get("retry-after")
+    if value is None:
+        return None
+    seconds = _number(value)
+    if seconds is not None:
+        return max(0.0, seconds)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    now = now or datetime.now(UTC)
+    return max(0.0, (when - now).total_seconds())
+
+
+def _number(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if number == number and number != float("inf") else None

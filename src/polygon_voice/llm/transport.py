@@ -1,0 +1,146 @@
+"""Sending one request through the official `openai` SDK, imported only when first needed.
+
+The SDK's own retries are off (`max_retries=0`): the client's retry loop decides, so its
+behaviour is ours and testable. Requests go through the SDK's generic `post` with the body
+returned as bytes: the SDK still handles the URL, auth, headers, timeouts and error statuses,
+but skips building typed request and response objects, which is most of its CPU per call
+(measured in bench/llm.py). With the `aiohttp` extra installed it is the HTTP transport.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from polygon_voice.llm.config import RoleConfig
+from polygon_voice.llm.errors import LLMConfigError
+from polygon_voice.llm.retry import is_retryable_status, parse_retry_after
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+ROLE_HEADER = "X-Polygon-Role"
+# Sent when no key is configured: local servers (vLLM, Ollama, llama.cpp) ignore it, and the
+# SDK would otherwise fall back to $OPENAI_API_KEY behind the user's back.
+NO_KEY = "no-key"
+_DETAIL_LIMIT = 300
+
+
+class TransportFailure(Exception):
+    """One attempt failed: its HTTP status (None: timeout, connection) and whether to retry."""
+
+    def __init__(
+        self, detail: str, *, status: int | None, retryable: bool, retry_after: float | None
+    ) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.status = status
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+class OpenAITransport:
+    """Posts chat-completion bodies to one role's endpoint; one SDK client per event loop."""
+
+    def __init__(self, config: RoleConfig, api_key: str | None) -> None:
+        self._config = config
+        self._api_key = api_key or NO_KEY
+        self._sdk: AsyncOpenAI | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def send(self, payload: bytes) -> bytes:
+        """The response body of one POST /chat/completions (JSON `payload`), or TransportFailure."""
+        import openai
+
+        sdk = self._client()
+        try:
+            return await sdk.post("/chat/completions", content=payload, cast_to=bytes)
+        except (openai.OpenAIError, ValueError, TypeError) as exc:
+            # `from None`: the chained exceptions carry the request, headers included.
+            raise self._failure(exc) from None
+
+    def _failure(self, exc: Exception) -> TransportFailure:
+        import openai
+
+        if isinstance(exc, openai.APIStatusError):
+            return TransportFailure(
+                f"HTTP {exc.status_code}: {_detail(exc.body, exc.message)}",
+                status=exc.status_code,
+                retryable=is_retryable_status(exc.status_code),
+                retry_after=parse_retry_after(exc.response.headers),
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            timed_out = isinstance(exc, openai.APITimeoutError)
+            return TransportFailure(
+                self._describe(exc, timed_out), status=None, retryable=True, retry_after=None
+            )
+        # The HTTP layer refusing the request itself (aiohttp: credentials in the URL
+        # together with an Authorization header, say): retrying cannot help.
+        return TransportFailure(
+            f"request failed: {type(exc).__name__}: {exc}",
+            status=None,
+            retryable=False,
+            retry_after=None,
+        )
+
+    def _describe(self, exc: BaseException, timed_out: bool) -> str:
+        # The aiohttp transport reports a refused connection as a connect *timeout*: the
+        # OSError at the root of the chain tells which it really was.
+        refused = _root_os_error(exc)
+        if refused is not None:
+            return f"connection failed: {refused}"
+        if timed_out:
+            return f"no answer within {self._config.timeout:g} s"
+        return f"connection failed: {exc.__cause__ or exc}"
+
+    async def aclose(self) -> None:
+        """Close the SDK client (and its connections) if one was opened in the running loop."""
+        sdk, self._sdk = self._sdk, None
+        if sdk is not None and self._loop is asyncio.get_running_loop():
+            await sdk.close()
+
+    def _client(self) -> AsyncOpenAI:
+        # HTTP sessions belong to an event loop: a client used from another loop gets its own.
+        loop = asyncio.get_running_loop()
+        if self._sdk is None or self._loop is not loop:
+            self._sdk, self._loop = _new_sdk_client(self._config, self._api_key), loop
+        return self._sdk
+
+
+def _new_sdk_client(config: RoleConfig, api_key: str) -> AsyncOpenAI:
+    try:
+        import openai
+    except ImportError:
+        raise LLMConfigError(
+            f"role {config.role}: the LLM client needs the openai package: "
+            "pip install 'polygon-voice[llm]'"
+        ) from None
+    try:
+        http_client = openai.DefaultAioHttpClient()
+    except RuntimeError:
+        # aiohttp is not installed: the SDK's default transport works, with more CPU per call.
+        http_client = None
+    return openai.AsyncOpenAI(
+        api_key=api_key,
+        base_url=config.base_url,
+        timeout=config.timeout,
+        max_retries=0,
+        default_headers={ROLE_HEADER: config.role},
+        http_client=http_client,
+    )
+
+
+def _root_os_error(exc: BaseException) -> OSError | None:
+    found: OSError | None = None
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OSError) and not isinstance(seen, TimeoutError):
+            found = seen
+        seen = seen.__cause__ or seen.__context__
+    return found
+
+
+def _detail(body: object, fallback: str) -> str:
+    message = body.get("message") if isinstance(body, dict) else None
+    text = str(message) if message else fallback
+    return text if len(text) <= _DETAIL_LIMIT else text[:_DETAIL_LIMIT] + "..."

@@ -1,0 +1,235 @@
+"""FakeLLMServer: a real OpenAI-compatible HTTP server on loopback, answering from a script."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, TextIO
+
+from polygon_voice.testing.answers import Answer, answer_for, error_answer
+from polygon_voice.testing.script import Rule, Script, ScriptState, role_of
+
+REDACTED = "[redacted]"
+_SECRET_HEADERS = frozenset({"authorization", "api-key", "x-api-key"})
+
+
+@dataclass(frozen=True)
+class LoggedRequest:
+    """One request as received; secret headers are redacted before it is kept."""
+
+    number: int
+    role: str
+    call: int
+    rule: int | None
+    path: str
+    body: dict[str, Any]
+    headers: dict[str, str]
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    # The default backlog of 5 drops connections when 100+ async clients connect at once.
+    request_queue_size = 1024
+    daemon_threads = True
+    block_on_close = False
+    fake: FakeLLMServer
+
+
+class FakeLLMServer:
+    """Serves POST .../chat/completions from `script` on 127.0.0.1 in a background thread.
+
+    Use as a context manager (or `start()` / `stop()`); point clients at `base_url`.
+    `requests` is the log, `max_in_flight` the most requests it held at once. With `api_key`,
+    requests without that bearer token get 401 (and are not logged).
+    """
+
+    def __init__(
+        self,
+        script: Script | Sequence[Rule] | None = None,
+        *,
+        latency: float | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        keep_log: bool = True,
+        log_file: TextIO | None = None,
+        api_key: str | None = None,
+    ) -> None:
+        if script is None or not isinstance(script, Script):
+            script = Script(rules=list(script or ()))
+        if latency is not None:
+            script = script.model_copy(update={"latency": latency})
+        self.script = script
+        self._state = ScriptState(script)
+        self._host, self._port = host, port
+        self._keep_log, self._log_file = keep_log, log_file
+        # When set, a request must carry `Authorization: Bearer <api_key>`, else 401 as for real.
+        self._api_key = api_key
+        self._lock = threading.Lock()
+        self._log: list[LoggedRequest] = []
+        self._received = 0
+        self._in_flight = 0
+        self.max_in_flight = 0
+        self._stopping = threading.Event()
+        self._server: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        """The URL to give a client as its base URL (`http://127.0.0.1:PORT/v1`)."""
+        if self._server is None:
+            raise RuntimeError("the fake LLM server is not started")
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    @property
+    def requests(self) -> list[LoggedRequest]:
+        """A copy of the request log, in order of arrival."""
+        with self._lock:
+            return list(self._log)
+
+    @property
+    def request_count(self) -> int:
+        """How many chat-completion requests arrived (also when the log is not kept)."""
+        with self._lock:
+            return self._received
+
+    def start(self) -> FakeLLMServer:
+        """Bind and serve in a daemon thread; returns self."""
+        self._server = _HTTPServer((self._host, self._port), _Handler)
+        self._server.fake = self
+        # A short poll interval: stop() waits for the serving loop to notice, up to this long.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-llm-server",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving; scripted hangs and latencies in progress end at once."""
+        self._stopping.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def clear_log(self) -> None:
+        """Forget the logged requests (counters of calls and rules keep going)."""
+        with self._lock:
+            self._log.clear()
+
+    def stats(self) -> dict[str, int]:
+        """Requests received, in flight now and at most."""
+        with self._lock:
+            return {
+                "requests": self._received,
+                "in_flight": self._in_flight,
+                "max_in_flight": self.max_in_flight,
+            }
+
+    def _answer(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> Answer:
+        if self._api_key is not None and headers.get("authorization") != f"Bearer {self._api_key}":
+            return error_answer(401, "fake LLM server: incorrect API key provided")
+        role = role_of(headers.get("x-polygon-role"), body)
+        request, index = self._state.pick(role, body)
+        with self._lock:
+            self._received += 1
+            number = self._received
+            entry = LoggedRequest(number, role, request.call, index, path, body, _redact(headers))
+            if self._keep_log:
+                self._log.append(entry)
+            if self._log_file is not None:
+                self._log_file.write(json.dumps(asdict(entry)) + "\n")
+                self._log_file.flush()
+        rule = self.script.rules[index] if index is not None else None
+        return answer_for(rule, request, number, self.script.latency)
+
+    def _enter(self) -> None:
+        with self._lock:
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as real endpoints do
+    disable_nagle_algorithm = True  # headers and body go out at once, no 40 ms delayed-ACK stall
+    timeout = 300  # an idle keep-alive connection's thread ends eventually
+    server: _HTTPServer
+
+    def do_POST(self) -> None:
+        fake = self.server.fake
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._send(error_answer(404, f"fake LLM server: no route {self.path}"))
+            return
+        try:
+            body = json.loads(raw)
+            if not isinstance(body, dict):
+                raise ValueError("the body is not a JSON object")
+        except ValueError as exc:
+            self._send(error_answer(400, f"fake LLM server: request is not JSON: {exc}"))
+            return
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        fake._enter()
+        try:
+            answer = fake._answer(self.path, headers, body)
+            if answer.delay:
+                fake._stopping.wait(answer.delay)
+        finally:
+            # Before the answer goes out: once the client has it, it may send the next request.
+            fake._leave()
+        if answer.body is None:
+            self.close_connection = True  # a scripted hang: never answer
+            return
+        self._send(answer)
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            models = {"object": "list", "data": [{"id": "fake", "object": "model"}]}
+            self._send(Answer(200, json.dumps(models).encode()))
+        elif self.path.rstrip("/") == "/_polygon/stats":
+            self._send(Answer(200, json.dumps(self.server.fake.stats()).encode()))
+        else:
+            self._send(error_answer(404, f"fake LLM server: no route {self.path}"))
+
+    def _send(self, answer: Answer) -> None:
+        assert answer.body is not None
+        try:
+            self.send_response(answer.status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(answer.body)))
+            for key, value in answer.headers.items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(answer.body)
+        except (BrokenPipeError, ConnectionResetError):
+            # The client gave up (its timeout): nothing left to tell it.
+            self.close_connection = True
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the request log is the record."""
+
+
+def _redact(headers: dict[str, str]) -> dict[str, str]:
+    return {k: REDACTED if k in _SECRET_HEADERS else v for k, v in headers.items()}
+
+
+def open_log(path: str | Path) -> TextIO:
+    """A JSON-lines request log file for `log_file=` (the caller closes it)."""
+    return Path(path).open("a", encoding="utf-8")
