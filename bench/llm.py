@@ -12,7 +12,10 @@ A conversation is 3 caller calls, 3 agent calls (with a tool schema; the transcr
 and 1 judge call with structured output: 7 calls.
 
 * CPU per call: at zero server latency, `time.process_time()` of this process over the
-  measured calls (after a warm-up), divided by the calls. Target: at most 1 ms.
+  measured calls, divided by the calls. Target: at most 1 ms.
+
+Before each measurement a warm-up round runs one conversation per worker: it imports the
+SDK and opens one connection per worker, start-up costs that a run pays once.
 * Efficiency: at `--latency` (200 ms), `--conversations` (1,000) conversations run
   `--concurrency` (128) at a time. The latency bound is calls x latency / concurrency, the
   shortest wall time any harness could take; efficiency = bound / wall time. Target: 90 %.
@@ -42,7 +45,6 @@ from polygon_voice.llm import EndpointLimits, LLMClient, ResponseCache, Role, Ro
 CALLS_PER_CONVERSATION = 7
 TARGET_CPU_MS = 1.0
 TARGET_EFFICIENCY = 0.90
-WARM_UP_CONVERSATIONS = 40
 SCRIPT = """\
 rules:
   - role: judge
@@ -209,10 +211,10 @@ async def run_conversations(
 async def measure(
     base_url: str, latency: float, conversations: int, concurrency: int, folder: Path
 ) -> Measurement:
-    """Warm up, then time `conversations` conversations (CPU of this process and wall)."""
+    """A warm-up round, then `conversations` conversations timed (CPU of this process, wall)."""
     usage = Usage()
     clients = make_clients(base_url, concurrency, folder / "cache", usage)
-    warm_up = min(WARM_UP_CONVERSATIONS, conversations)
+    warm_up = concurrency
     await run_conversations(clients, 0, warm_up, concurrency)
     before = server_stats(base_url)["requests"]
     cpu, wall = time.process_time(), time.perf_counter()
@@ -292,7 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--conversations", type=int, default=1000, help="for the efficiency")
     parser.add_argument("--concurrency", type=int, default=128)
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per answer")
-    parser.add_argument("--rounds", type=int, default=3, help="repeat, report the medians")
+    parser.add_argument("--rounds", type=int, default=5, help="repeat, report the medians")
     parser.add_argument("--json", action="store_true", help="print every round as JSON")
     return parser
 

@@ -129,7 +129,7 @@ def _with_thousands(run: Sequence[str], language: str) -> tuple[int, int] | None
         rest = _after_thousand(table, run, end, _AND.get(language))
         if rest is not None:
             value, end = value + rest[0], rest[1]
-    return (value, end) if end > 0 else None
+    return value, end
 
 
 def _after_thousand(
