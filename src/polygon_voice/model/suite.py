@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -69,6 +69,14 @@ class Scenario(_Spec):
     id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.:-]+$")
     description: str = ""
     persona: Persona = Field(default_factory=Persona)
+    caller: Literal["auto", "scripted", "persona", "llm"] = Field(
+        default="auto",
+        description=(
+            "who plays the caller: scripted (the script, exactly), persona (the deterministic "
+            "persona engine), llm (a model plays the persona); auto = scripted when there is "
+            "a script, else persona"
+        ),
+    )
     script: list[ScriptStep] = Field(default_factory=list)
     category: CaseCategory | None = None
     setup: dict[str, Any] = Field(default_factory=dict, description="loose on purpose (CASE-1)")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from polygon_voice.agents import AgentContext, AgentFactory
-from polygon_voice.caller import ScriptedCaller
+from polygon_voice.caller.factory import CallerContext, make_caller
 from polygon_voice.conversation import CallSetup, ConversationEngine, Hearing
 from polygon_voice.model import (
     CallEnd,
@@ -64,7 +64,14 @@ class CallBuilder:
             tools=self.suite.tools,
         )
         agent = self.agent_factory(context)
-        caller = ScriptedCaller(planned.scenario.script)
+        caller = make_caller(
+            planned.scenario,
+            CallerContext(
+                conversation_id=planned.conversation_id,
+                language=setup.language,
+                seed=derive_seed(self.run_seed, planned.conversation_id, "caller"),
+            ),
+        )
         return ConversationEngine(setup, agent, caller, tools, self._hearing(planned.scenario))
 
     def check(self) -> None:
