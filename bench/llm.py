@@ -1,24 +1,18 @@
 """LLM client benchmark: harness CPU per LLM call, and efficiency against the latency bound.
 
     .venv/bin/python bench/llm.py [--calls 5000] [--conversations 1000] [--concurrency 128]
-                                  [--latency 0.2] [--json]
+                                  [--latency 0.2] [--rounds 5] [--json]
 
-The fake OpenAI-compatible server runs as its own process
-(`python -m polygon_voice.testing.fake_llm`), so its work is not counted. Every call goes
-through `LLMClient` with the default settings: caller and judge write the response cache
-(a temporary folder), the agent does not; all three share one endpoint limit.
+The fake server runs as its own process (`python -m polygon_voice.testing.fake_llm`), so
+its work is not counted. Calls go through `LLMClient` with default settings: caller and
+judge write the response cache, the agent does not; the roles share one endpoint limit.
+A conversation is 3 caller calls, 3 agent calls (tool schema, growing transcript) and one
+judge call with structured output. Before each measurement a warm-up round runs one
+conversation per worker (imports the SDK, opens the connections: paid once per run).
 
-A conversation is 3 caller calls, 3 agent calls (with a tool schema; the transcript grows)
-and 1 judge call with structured output: 7 calls.
-
-* CPU per call: at zero server latency, `time.process_time()` of this process over the
-  measured calls, divided by the calls. Target: at most 1 ms.
-
-Before each measurement a warm-up round runs one conversation per worker: it imports the
-SDK and opens one connection per worker, start-up costs that a run pays once.
-* Efficiency: at `--latency` (200 ms), `--conversations` (1,000) conversations run
-  `--concurrency` (128) at a time. The latency bound is calls x latency / concurrency, the
-  shortest wall time any harness could take; efficiency = bound / wall time. Target: 90 %.
+* CPU per call: at zero latency, `time.process_time()` of this process / calls (<= 1 ms).
+* Efficiency: at `--latency` (200 ms), `--conversations` (1,000) run `--concurrency` (128)
+  at a time; bound = calls x latency / concurrency; efficiency = bound / wall (>= 90 %).
 """
 
 from __future__ import annotations
@@ -67,20 +61,12 @@ AGENT_PROMPT = (
     "You are the voice agent of an online shop. Be brief and friendly, confirm before any "
     "change, use the tools to look up and change orders, never invent order details. " * 6
 )
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "lookup_order",
-            "description": "Find an order by its id.",
-            "parameters": {
-                "type": "object",
-                "properties": {"order_id": {"type": "string"}},
-                "required": ["order_id"],
-            },
-        },
-    }
-]
+LOOKUP_ORDER = {
+    "name": "lookup_order",
+    "description": "Find an order by its id.",
+    "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
+}
+TOOLS = [{"type": "function", "function": LOOKUP_ORDER}]
 
 
 class Verdict(BaseModel):
@@ -116,8 +102,10 @@ class Measurement:
     def efficiency(self) -> float:
         return self.bound_s / self.wall_s if self.wall_s else 0.0
 
-
-# --- the fake server, as its own process ---------------------------------------------------
+    def figures(self) -> dict[str, float]:
+        """Everything measured and derived, for --json."""
+        derived = {"cpu_ms_per_call": self.cpu_ms_per_call, "efficiency": self.efficiency}
+        return {**asdict(self), **derived}
 
 
 @contextmanager
@@ -145,9 +133,6 @@ def server_stats(base_url: str) -> dict[str, int]:
     with urllib.request.urlopen(base_url.replace("/v1", "/_polygon/stats"), timeout=5) as r:
         stats: dict[str, int] = json.loads(r.read())
         return stats
-
-
-# --- the workload -----------------------------------------------------------------------------
 
 
 def make_clients(
@@ -243,9 +228,6 @@ def run_measurement(latency: float, conversations: int, concurrency: int) -> Mea
             return asyncio.run(measure(base_url, latency, conversations, concurrency, folder))
 
 
-# --- report -----------------------------------------------------------------------------------
-
-
 def median_of(runs: Sequence[Measurement], figure: str) -> Measurement:
     """The run whose `figure` is the median (the lower middle one for an even count)."""
     ordered = sorted(runs, key=lambda m: float(getattr(m, figure)))
@@ -268,9 +250,7 @@ def report(cpu_runs: Sequence[Measurement], bound_runs: Sequence[Measurement]) -
     eff_ok = "meets" if bound.efficiency >= TARGET_EFFICIENCY else "MISSES"
     return "\n".join(
         [
-            "LLM client: caller, agent and judge through LLMClient; the fake server in its own "
-            "process. Medians over the rounds.",
-            "",
+            "LLM client (caller, agent, judge through LLMClient); medians over the rounds.",
             f"Harness CPU per call at zero latency: {cpu.cpu_ms_per_call:.3f} ms "
             f"({cpu.calls:,} calls, {cpu.conversations:,} conversations, concurrency "
             f"{cpu.concurrency}, {cpu.calls / cpu.wall_s:,.0f} calls/s wall"
@@ -309,17 +289,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         bound_runs.append(
             run_measurement(options.latency, options.conversations, options.concurrency)
         )
-    if options.json:
-        figures = {
-            name: [
-                {**asdict(m), "cpu_ms_per_call": m.cpu_ms_per_call, "efficiency": m.efficiency}
-                for m in runs
-            ]
-            for name, runs in (("zero_latency", cpu_runs), ("with_latency", bound_runs))
-        }
-        print(json.dumps(figures, indent=2))
-    else:
-        print(report(cpu_runs, bound_runs))
+    rounds = {"zero_latency": cpu_runs, "with_latency": bound_runs}
+    as_json = {name: [m.figures() for m in runs] for name, runs in rounds.items()}
+    print(json.dumps(as_json, indent=2) if options.json else report(cpu_runs, bound_runs))
     return 0
 
 

@@ -32,11 +32,30 @@ from polygon_voice.model import (
     UpdateState,
 )
 
-ORDER_NUMBER = re.compile(r"\b(\d{4,})\b")
+# Not part of a date: "2026-12-20" has no order number in it.
+ORDER_NUMBER = re.compile(r"(?<![\d-])(\d{4,})(?![\d-])")
 QUANTITY = re.compile(r"\b(?:to|make it|quantity(?: of)?)\s+(\d{1,3})\b")
 DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 GOODBYE = ("bye", "that's all", "that is all", "no thanks", "no, thanks", "nothing else")
 HUMAN = ("human", "person", "representative", "operator")
+CALLBACK = ("call me back", "call back", "callback", "ring me back")
+WHO = re.compile(r"\bwho\b")
+IDENTITY = (
+    "This is Sam from the order line of Polygon Shop. "
+    "I can change the quantity or the delivery date of your order."
+)
+# What the agent asks for a missing detail: the first time, and in other words after that
+# (saying the same thing twice is a loop, and a caller who did not understand needs more).
+ASK = {
+    "order_id": (
+        "Could you tell me your order number?",
+        "Sorry, I still need your order number. It is on your order confirmation.",
+    ),
+    "change": (
+        "What would you like to change: the quantity or the delivery date?",
+        "I can set a new quantity or a new delivery date. Which one do you need?",
+    ),
+}
 
 
 class OrderLineAgent:
@@ -48,6 +67,8 @@ class OrderLineAgent:
         self.version = 0  # every change of the working state gets a new version (AX-8)
         self.calls = 0
         self.retried: set[str] = set()
+        self.asked = {"order_id": 0, "change": 0}
+        self.sent_version = 0  # the state version of the last update sent
 
     async def respond(self, event: Event) -> AsyncIterator[Action]:
         """Answer one event with actions."""
@@ -74,19 +95,40 @@ class OrderLineAgent:
             yield Say(text="Of course, I am putting you through to a colleague.")
             yield Transfer(target="human")
             return
+        if any(phrase in lowered for phrase in CALLBACK):
+            yield Say(text="Of course, a colleague will call you back. Goodbye!")
+            yield EndCall(reason="caller asked for a callback")
+            return
         if any(phrase in lowered for phrase in GOODBYE):
             yield Say(text="Thank you for calling. Goodbye!")
             yield EndCall(reason="caller is done")
             return
+        if WHO.search(lowered):
+            yield Say(text=IDENTITY)
+            return
         for action in self.capture(text):
             yield action
         if "order_id" not in self.slots:
-            yield Say(text="Could you tell me your order number?")
+            async for action in self.ask("order_id"):
+                yield action
         elif "quantity" not in self.slots and "delivery_date" not in self.slots:
-            yield Say(text="What would you like to change: the quantity or the delivery date?")
+            async for action in self.ask("change"):
+                yield action
+        elif self.version == self.sent_version:  # nothing new: don't send the same update twice
+            yield Say(text=f"I have already sent that change for order {self.slots['order_id']}.")
         else:
             async for action in self.update_order():
                 yield action
+
+    async def ask(self, detail: str) -> AsyncIterator[Action]:
+        """Ask for a missing detail, in other words when asking again; give up the third time."""
+        count = self.asked[detail]
+        self.asked[detail] += 1
+        if count < len(ASK[detail]):
+            yield Say(text=ASK[detail][count])
+            return
+        yield Say(text="I am sorry, I cannot help without that. Please call us again. Goodbye!")
+        yield EndCall(reason=f"no {detail} after asking {count} times")
 
     def capture(self, text: str) -> list[Action]:
         """Take order number, quantity and date from the words, versioning each change."""
@@ -125,6 +167,8 @@ class OrderLineAgent:
             state_version=self.version,
             idempotency_key=f"{self.context.conversation_id}:v{self.version}",
         )
+        # Before the yield: a caller who talks over the send stops this generator right there.
+        self.sent_version = self.version
         yield SendToolCall(call_id=call_id)
 
     async def on_result(self, event: ToolResult) -> AsyncIterator[Action]:

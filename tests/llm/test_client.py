@@ -190,3 +190,14 @@ async def test_the_openai_sdk_reads_the_fake_servers_answers() -> None:
     assert completion.usage is not None
     assert completion.usage.completion_tokens == 3  # "hi" and the two words of the arguments
     assert completion.usage.total_tokens == completion.usage.prompt_tokens + 3
+
+
+async def test_without_the_sdk_the_error_says_what_to_install(
+    serve: Serve, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = serve([Rule(text="hi")])
+    monkeypatch.setitem(__import__("sys").modules, "openai", None)  # `import openai` now fails
+    async with client_for(server) as client:
+        with pytest.raises(LLMConfigError, match=r"pip install 'polygon-voice\[llm\]'"):
+            await client.chat(USER_HELLO)
+    assert server.requests == []

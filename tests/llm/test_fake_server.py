@@ -104,6 +104,13 @@ def test_no_matching_rule_is_a_clear_400(serve: Serve) -> None:
     assert "no rule matches request 1 (role caller, call 1" in body["error"]["message"]
 
 
+def test_streaming_requests_are_refused_plainly(serve: Serve) -> None:
+    server = serve([Rule(text="ok")])
+    status, body = post(server, {**ask("x"), "stream": True})
+    assert status == 400
+    assert body["error"]["message"] == "fake LLM server: streaming is not supported"
+
+
 def test_the_log_redacts_authorization_and_stats_count(serve: Serve) -> None:
     server = serve([Rule(text="ok")])
     post(server, ask("x"))

@@ -35,7 +35,7 @@ def test_migrations_ship_inside_the_package() -> None:
     assert (MIGRATIONS_DIR / "env.py").is_file()
     assert any((MIGRATIONS_DIR / "versions").glob("0001_*.py"))
     assert any((MIGRATIONS_DIR / "versions").glob("0002_*.py"))
-    assert any((MIGRATIONS_DIR / "versions").glob("0002_*.py"))
+    assert any((MIGRATIONS_DIR / "versions").glob("0003_*.py"))
 
 
 def test_migrates_an_empty_database_to_head(db_url: str) -> None:
@@ -49,7 +49,7 @@ def test_migrates_an_empty_database_to_head(db_url: str) -> None:
         # The packaged migrations and schema.py describe the same tables, columns and indexes.
         diff = compare_metadata(MigrationContext.configure(conn), metadata)
     engine.dispose()
-    assert tables == {"alembic_version", "runs", "conversations", "stage_results"}
+    assert tables == {"alembic_version", "runs", "conversations", "stage_results", "personas"}
     assert diff == []
 
 

@@ -1,4 +1,4 @@
-"""Simulated callers: the protocol and the scripted caller (no model needed)."""
+"""Simulated callers: the protocol, the scripted caller and the persona caller (no model)."""
 
 from polygon_voice.caller.base import (
     Caller,
@@ -9,6 +9,7 @@ from polygon_voice.caller.base import (
     Speak,
     StaySilent,
 )
+from polygon_voice.caller.persona import PersonaCaller
 from polygon_voice.caller.scripted import ScriptedCaller
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "CallerMove",
     "HangUp",
     "Interrupt",
+    "PersonaCaller",
     "ScriptedCaller",
     "Speak",
     "StaySilent",

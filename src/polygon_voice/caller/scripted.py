@@ -17,6 +17,7 @@ from polygon_voice.caller.base import (
     Speak,
     StaySilent,
 )
+from polygon_voice.caller.events import BargeInQueue
 from polygon_voice.model import BargeInStep, InterruptPoint, ScriptStep
 
 
@@ -26,8 +27,7 @@ class ScriptedCaller:
     def __init__(self, script: list[ScriptStep]) -> None:
         self._steps = list(script)
         self._next = 0
-        self._armed: list[BargeInStep] = []
-        self._points: dict[tuple[InterruptPoint, str | None], int] = {}
+        self._armed = BargeInQueue()
 
     async def reply(self, view: CallView) -> CallerMove:
         """Play the next say/silence/hangup step; hang up when the script is done."""
@@ -47,24 +47,17 @@ class ScriptedCaller:
     ) -> Interrupt | None:
         """Fire the first armed barge-in that waits for this point (and this tool, if named)."""
         self._arm()
-        seen = self._points[(point, tool)] = self._points.get((point, tool), 0) + 1
-        for position, armed in enumerate(self._armed):
-            if armed.on_call is not None and armed.on_call != seen:
-                continue
-            if armed.at is point and armed.tool in (None, tool):
-                del self._armed[position]
-                return Interrupt(armed.say)
-        return None
+        return self._armed.fire(point, tool)
 
     def unfired(self) -> list[BargeInStep]:
         """Barge-ins whose point never came (armed or still ahead in the script)."""
         ahead = [s.barge_in for s in self._steps[self._next :] if s.barge_in is not None]
-        return [*self._armed, *ahead]
+        return [*self._armed.pending, *ahead]
 
     def _arm(self) -> None:
         while self._next < len(self._steps):
             step = self._steps[self._next]
             if step.barge_in is None:
                 return
-            self._armed.append(step.barge_in)
+            self._armed.arm(step.barge_in)
             self._next += 1

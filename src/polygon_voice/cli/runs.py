@@ -17,6 +17,13 @@ from polygon_voice.agents import AgentLoadError, resolve_agent
 from polygon_voice.checks import RunSummary
 from polygon_voice.cli.app import app
 from polygon_voice.cli.common import DbOption, console, errors, fail, open_store
+from polygon_voice.cli.personas import (
+    LlmConfigOption,
+    caller_client_for,
+    check_resumed_personas,
+    run_persona_config,
+    with_stored_personas,
+)
 from polygon_voice.model import ConversationResult
 from polygon_voice.noise import NoiseError
 from polygon_voice.report import write_run_files
@@ -72,12 +79,15 @@ def run(
     gate: Annotated[
         bool, typer.Option("--gate", help="Exit 1 when the release gate (REL-1..4) fails.")
     ] = False,
+    llm_config: LlmConfigOption = None,
     db: DbOption = None,
 ) -> None:
     """Run a suite against an agent; store every call; write report.json and transcripts.jsonl."""
     loaded = _load(suite)
     store = open_store(db)
-    record, tally = execute_run(store, loaded, agent, seed, concurrency, resume, noise)
+    record, tally = execute_run(
+        store, loaded, agent, seed, concurrency, resume, noise, llm_config=llm_config
+    )
     out_dir = out or Path(".polygon") / "runs" / record.id
     report, transcripts = write_run_files(store, store.get_run(record.id), out_dir)
     _print_summary(store, record.id, tally)
@@ -98,10 +108,14 @@ def execute_run(
     concurrency: int,
     resume: str | None = None,
     noise: float | None = None,
+    *,
+    llm_config: Path | None = None,
 ) -> tuple[RunRecord, RunTally]:
     """Check, start (or resume) and finish one run with a progress bar; exits on bad input."""
+    loaded = with_stored_personas(store, loaded)  # persona_ref: from the database
     _check_tools(loaded)
     _check_noise(loaded, noise)
+    caller_client = caller_client_for(loaded, llm_config)  # None unless a scenario has caller: llm
     record, done = _start_or_resume(store, loaded, agent, seed, resume, noise)
     noise = _run_noise(loaded, record, noise)
     try:
@@ -118,6 +132,7 @@ def execute_run(
         concurrency=concurrency,
         noise=noise,
         skip=frozenset(done),
+        caller_client=caller_client,
     )
     tally = _run_with_progress(runner, store, record, total=count_calls(loaded.suite) - len(done))
     store.finish_run(record.id, "finished", datetime.now(UTC))
@@ -193,7 +208,7 @@ def _start_or_resume(
         seed=seed,
         status="running",
         started_at=datetime.now(UTC),
-        config={"agent_spec": agent_name, "noise": noise},
+        config={"agent_spec": agent_name, "noise": noise, **run_persona_config(loaded.suite)},
         polygon_version=__version__,
     )
     store.create_run(record)
@@ -210,6 +225,7 @@ def _resume(store: Store, loaded: LoadedSuite, run_id: str) -> tuple[RunRecord, 
             f"run {record.id} was made from a different version of {loaded.path} "
             f"(hash {record.suite_hash}, now {loaded.hash}); start a new run instead"
         )
+    check_resumed_personas(record, loaded)
     done = store.conversation_ids(record.id)
     console.print(f"Resuming run {record.id}: {len(done)} calls already stored are kept.")
     return record, done

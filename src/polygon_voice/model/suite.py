@@ -69,6 +69,14 @@ class Scenario(_Spec):
     id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.:-]+$")
     description: str = ""
     persona: Persona = Field(default_factory=Persona)
+    persona_ref: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9_.:-]+$",
+        description=(
+            "the id of a stored persona (`polygon personas list`), used instead of `persona`; "
+            "resolved from the database when the suite runs"
+        ),
+    )
     caller: Literal["auto", "scripted", "persona", "llm"] = Field(
         default="auto",
         description=(
@@ -92,6 +100,15 @@ class Scenario(_Spec):
     noise: float | None = Field(
         default=None, ge=0, le=1, description="recognition noise level for this call (0..1)"
     )
+
+    @model_validator(mode="after")
+    def _one_persona(self) -> Scenario:
+        # A resolved scenario carries both (the copy skips validation); a file gives one.
+        if self.persona_ref is not None and "persona" in self.model_fields_set:
+            raise ValueError(
+                "give either 'persona' or 'persona_ref' (a stored persona's id), not both"
+            )
+        return self
 
 
 class EngineSettings(_Spec):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from polygon_voice.agents import AgentContext, AgentFactory
 from polygon_voice.caller.factory import CallerContext, make_caller
@@ -21,6 +21,9 @@ from polygon_voice.runner.plan import PlannedCall
 from polygon_voice.seeding import derive_seed
 from polygon_voice.tools import Backend, ToolConfigError, ToolSet
 
+if TYPE_CHECKING:
+    from polygon_voice.llm import LLMClient
+
 
 @dataclass
 class CallBuilder:
@@ -33,6 +36,8 @@ class CallBuilder:
     hearing: Hearing | None = None
     # The run's noise level (`polygon run --noise`), over the suite's and the scenarios'.
     noise: float | None = None
+    # The caller role's client for `caller: llm` scenarios; None when no model is configured.
+    caller_client: LLMClient | None = None
     _toolsets: dict[str, ToolSet] = field(default_factory=dict)
     _hearings: dict[float, Hearing] = field(default_factory=dict)
 
@@ -70,6 +75,7 @@ class CallBuilder:
                 conversation_id=planned.conversation_id,
                 language=setup.language,
                 seed=derive_seed(self.run_seed, planned.conversation_id, "caller"),
+                llm_client=self.caller_client,
             ),
         )
         return ConversationEngine(setup, agent, caller, tools, self._hearing(planned.scenario))

@@ -6,6 +6,7 @@ import asyncio
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from polygon_voice.agents import AgentFactory
 from polygon_voice.checks import RunSummary, is_case, score_case
@@ -14,6 +15,9 @@ from polygon_voice.model import CaseScore, ConversationResult, EndReason, Suite
 from polygon_voice.runner.build import CallBuilder, failed_call, merged_records
 from polygon_voice.runner.plan import PlannedCall, plan_calls
 from polygon_voice.store import Store
+
+if TYPE_CHECKING:
+    from polygon_voice.llm import LLMClient
 
 OnFinished = Callable[[ConversationResult], None]
 
@@ -54,6 +58,7 @@ class SuiteRunner:
     noise: float | None = None
     skip: frozenset[str] = frozenset()
     on_finished: OnFinished | None = None
+    caller_client: LLMClient | None = None  # for `caller: llm` scenarios (see CallBuilder)
 
     def run(self) -> RunTally:
         """Run to completion (blocking)."""
@@ -62,12 +67,22 @@ class SuiteRunner:
     async def run_async(self) -> RunTally:
         """Run to completion on the current event loop."""
         builder = CallBuilder(
-            self.suite, self.agent_factory, self.seed, hearing=self.hearing, noise=self.noise
+            self.suite,
+            self.agent_factory,
+            self.seed,
+            hearing=self.hearing,
+            noise=self.noise,
+            caller_client=self.caller_client,
         )
         todo = (p for p in plan_calls(self.suite) if p.conversation_id not in self.skip)
         tally = RunTally()
         workers = [self._worker(todo, builder, tally) for _ in range(max(1, self.concurrency))]
-        await asyncio.gather(*workers)
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            if self.caller_client is not None:
+                # Its HTTP connections belong to this event loop; the client reopens if reused.
+                await self.caller_client.aclose()
         return tally
 
     async def _worker(

@@ -109,3 +109,22 @@ stage_results = sa.Table(
     sa.UniqueConstraint("conversation_pk", "stage", "name"),
     sa.Index(None, "run_id", "stage", "name", "idx"),
 )
+
+# Simulated callers generated from an agent's prompt (SIM-2). `data` is the Persona as JSON
+# text; `prompt_hash` is the content hash of the prompt it was made from, so a persona is
+# stale when the file's current hash differs (computed when read, never stored: SIM-3).
+personas = sa.Table(
+    "personas",
+    metadata,
+    sa.Column("pk", BigIntPk, primary_key=True, autoincrement=True),
+    sa.Column("persona_id", sa.String(64), nullable=False),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.Column("prompt_path", sa.Text, nullable=False),
+    sa.Column("prompt_hash", sa.String(128), nullable=False),
+    sa.Column("generator", sa.Text, nullable=False),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.Column("updated_at", UtcDateTime, nullable=False),
+    sa.UniqueConstraint("persona_id"),
+    sa.Index(None, "prompt_path"),
+)

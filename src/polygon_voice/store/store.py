@@ -17,6 +17,7 @@ from polygon_voice.model.trace import ConversationResult
 from polygon_voice.store.engine import open_engine, open_hint
 from polygon_voice.store.errors import StoreError
 from polygon_voice.store.migrate import ensure_schema
+from polygon_voice.store.personas import PersonaStore
 from polygon_voice.store.records import (
     RUN_STATUSES,
     ConversationSummary,
@@ -60,8 +61,11 @@ _SUMMARY_COLUMNS = (
 )
 
 
-class Store:
-    """A results database opened (and migrated to this version's schema) by URL."""
+class Store(PersonaStore):
+    """A results database opened (and migrated to this version's schema) by URL.
+
+    Persona methods (`add_personas`, `list_personas`, ...) come from `PersonaStore`.
+    """
 
     def __init__(self, url: str) -> None:
         """Open the database at `url` and bring its schema up to date."""

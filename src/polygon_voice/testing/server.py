@@ -142,6 +142,8 @@ class FakeLLMServer:
     def _answer(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> Answer:
         if self._api_key is not None and headers.get("authorization") != f"Bearer {self._api_key}":
             return error_answer(401, "fake LLM server: incorrect API key provided")
+        if body.get("stream"):
+            return error_answer(400, "fake LLM server: streaming is not supported")
         role = role_of(headers.get("x-polygon-role"), body)
         request, index = self._state.pick(role, body)
         with self._lock:

@@ -1,0 +1,89 @@
+"""One persona from a model: one request per persona (SIM-2), answered as JSON.
+
+The plan fixes type, outcome, difficulty and language; the model invents the person, the
+goal and the facts from the agent's prompt. The request's seed is the plan's, so a rerun
+with the response cache replays the same persona.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from polygon_voice.llm import LLMClient
+from polygon_voice.model.persona import FactValue, Outcome, Persona, PersonaType
+from polygon_voice.scenario.persona_plan import PersonaPlan
+
+LANGUAGES = {"en": "English", "de": "German", "hr": "Croatian", "ru": "Russian"}
+TYPE_MANNER = {
+    PersonaType.COOPERATIVE: "friendly and helpful; answers what is asked",
+    PersonaType.BUSY: "in a hurry; very short answers, impatient with long questions",
+    PersonaType.DISTRUSTFUL: "suspicious; asks why details are needed before giving them",
+    PersonaType.CONFUSED: "unsure; mixes things up, gives details one at a time",
+    PersonaType.AGGRESSIVE: "annoyed and rude; complains and threatens to hang up",
+    PersonaType.CHATTY: "talkative; drifts into side stories, then comes back to the point",
+}
+OUTCOME_ENDING = {
+    Outcome.SUCCESS: "the caller gets what they want and the agent confirms it",
+    Outcome.REFUSAL: "the caller changes their mind and declines what the agent offers or asks",
+    Outcome.CALLBACK: "the caller cannot finish now and asks to be called back later",
+    Outcome.TRANSFER: "the caller insists on a human and is put through to one",
+}
+
+_SYSTEM = """You write test callers (personas) for a voice agent that answers phone calls.
+Read the agent's prompt and invent ONE realistic person who calls this agent.
+Answer with JSON only: {"name": str, "goal": str, "facts": {key: value}}.
+- goal: one sentence in the caller's language, as the caller would say what they want,
+  concrete (e.g. "Change the quantity of order 5590 to 3."). The intended outcome is given
+  separately: do not describe it in the goal.
+- facts: every detail the caller knows and the agent may ask for (numbers, dates, names,
+  addresses), as snake_case keys with plain values. Every detail in the goal must be a fact.
+  Use ISO dates (YYYY-MM-DD). Invent plausible values; never use real people's data."""
+
+
+class PersonaDraft(BaseModel):
+    """What the model answers: the person; the plan adds type, outcome and difficulty."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    name: str = Field(min_length=1, max_length=80)
+    goal: str = Field(min_length=1, max_length=600)
+    facts: dict[str, FactValue] = Field(default_factory=dict)
+
+
+def generator_name(client: LLMClient) -> str:
+    """How a stored persona names its generator: `llm:<model>`."""
+    return f"llm:{client.config.model}"
+
+
+async def llm_persona(client: LLMClient, prompt_text: str, plan: PersonaPlan) -> Persona:
+    """Ask the model for one persona; raises LLMError (a failed or unreadable answer)."""
+    reply = await client.chat(
+        [
+            {"role": "system", "content": _SYSTEM},
+            {"role": "user", "content": _ask(prompt_text, plan)},
+        ],
+        response_schema=PersonaDraft,
+        seed=plan.seed % 2**31,
+    )
+    draft: PersonaDraft = reply.parsed
+    return Persona(
+        name=draft.name.strip(),
+        type=plan.type,
+        intended_outcome=plan.outcome,
+        difficulty=plan.difficulty,
+        goal=draft.goal.strip(),
+        facts=draft.facts,
+        language=plan.language,
+    )
+
+
+def _ask(prompt_text: str, plan: PersonaPlan) -> str:
+    language = LANGUAGES.get(plan.language, plan.language)
+    return (
+        f"The agent's prompt:\n<<<\n{prompt_text.strip()}\n>>>\n\n"
+        f"Persona number {plan.index + 1}:\n"
+        f"- manner ({plan.type.value}): {TYPE_MANNER[plan.type]}\n"
+        f"- intended outcome ({plan.outcome.value}): {OUTCOME_ENDING[plan.outcome]}\n"
+        f"- difficulty for the agent: {plan.difficulty} of 5\n"
+        f"- language: {language}"
+    )
