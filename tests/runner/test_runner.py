@@ -108,3 +108,15 @@ def test_workers_take_turns_even_with_agents_that_never_wait(tmp_path: Path) -> 
 
     SuiteRunner(SUITE, as_factory(tracked, "tracked"), store, "r4", concurrency=3).run()
     assert len(builders) == 3
+
+
+def test_a_call_that_cannot_be_set_up_says_so_and_not_that_the_agent_failed(
+    tmp_path: Path,
+) -> None:
+    store = new_store(tmp_path, "r5")
+    suite = Suite.model_validate(
+        {"name": "fr", "language": "fr", "scenarios": [{"id": "a", "caller": "persona"}]}
+    )
+    tally = SuiteRunner(suite, as_factory(Polite, "polite"), store, "r5").run()
+    assert tally.end_reasons == {"error": 1}
+    assert tally.errors[0][1].startswith("could not set up the call: ")

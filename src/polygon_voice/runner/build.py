@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from polygon_voice.llm import LLMClient
 
 
+class AgentBuildError(Exception):
+    """The user's agent factory raised while building the agent for one call."""
+
+
 @dataclass
 class CallBuilder:
     """Builds engines for one suite; compiles each scenario's tool set once."""
@@ -68,7 +72,10 @@ class CallBuilder:
             seed=derive_seed(self.run_seed, planned.conversation_id, "agent"),
             tools=self.suite.tools,
         )
-        agent = self.agent_factory(context)
+        try:
+            agent = self.agent_factory(context)
+        except Exception as exc:
+            raise AgentBuildError(f"{type(exc).__name__}: {exc}") from exc
         caller = make_caller(
             planned.scenario,
             CallerContext(

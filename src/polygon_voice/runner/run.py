@@ -12,7 +12,7 @@ from polygon_voice.agents import AgentFactory
 from polygon_voice.checks import RunSummary, is_case, score_case
 from polygon_voice.conversation import Hearing
 from polygon_voice.model import CaseScore, ConversationResult, EndReason, Suite
-from polygon_voice.runner.build import CallBuilder, failed_call, merged_records
+from polygon_voice.runner.build import AgentBuildError, CallBuilder, failed_call, merged_records
 from polygon_voice.runner.plan import PlannedCall, plan_calls
 from polygon_voice.store import Store
 
@@ -127,7 +127,9 @@ async def run_one(builder: CallBuilder, planned: PlannedCall) -> ConversationRes
     try:
         engine = builder.engine(planned)
     except Exception as exc:
-        return failed_call(setup, f"could not build the agent: {type(exc).__name__}: {exc}")
+        what = "build the agent" if isinstance(exc, AgentBuildError) else "set up the call"
+        detail = str(exc) if isinstance(exc, AgentBuildError) else f"{type(exc).__name__}: {exc}"
+        return failed_call(setup, f"could not {what}: {detail}")
     try:
         return await engine.run()
     except Exception as exc:  # a harness bug must not take the other conversations down
