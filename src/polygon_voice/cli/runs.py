@@ -135,7 +135,8 @@ def execute_run(
         caller_client=caller_client,
     )
     tally = _run_with_progress(runner, store, record, total=count_calls(loaded.suite) - len(done))
-    store.finish_run(record.id, "finished", datetime.now(UTC))
+    usage = {"llm_usage": caller_client.usage.to_dict()} if caller_client is not None else None
+    store.finish_run(record.id, "finished", datetime.now(UTC), config_updates=usage)
     return record, tally
 
 

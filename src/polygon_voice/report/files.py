@@ -65,6 +65,8 @@ def run_header(run: RunRecord) -> dict[str, Any]:
         "polygon_version": run.polygon_version,
         # `polygon run --noise`; null: each scenario's or the suite's level applied.
         "noise": run.config.get("noise"),
+        # Calls, tokens and cost of the run's model calls per role; null when none were made.
+        "llm_usage": run.config.get("llm_usage"),
     }
 
 

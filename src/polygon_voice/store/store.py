@@ -114,17 +114,29 @@ class Store(PersonaStore):
         except SQLAlchemyError as exc:
             raise self._failure(f"store run {run.id}", exc) from exc
 
-    def finish_run(self, run_id: str, status: str, finished_at: datetime) -> None:
-        """Set a run's final status and end time."""
+    def finish_run(
+        self,
+        run_id: str,
+        status: str,
+        finished_at: datetime,
+        config_updates: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Set a run's final status and end time; `config_updates` are merged into its config
+        (e.g. what the run's model calls cost)."""
         if status not in RUN_STATUSES:
             raise ValueError(f"status {status!r} is not one of {sorted(RUN_STATUSES)}")
-        stmt = (
-            sa.update(runs)
-            .where(runs.c.id == run_id)
-            .values(status=status, finished_at=utc(finished_at))
-        )
+        values: dict[str, Any] = {"status": status, "finished_at": utc(finished_at)}
         try:
             with self._engine.begin() as conn:
+                if config_updates:
+                    current = conn.execute(
+                        sa.select(runs.c.config).where(runs.c.id == run_id)
+                    ).scalar_one_or_none()
+                    values["config"] = {
+                        **(current or {}),
+                        **redact(json.loads(json.dumps(dict(config_updates)))),
+                    }
+                stmt = sa.update(runs).where(runs.c.id == run_id).values(**values)
                 updated = conn.execute(stmt).rowcount
         except SQLAlchemyError as exc:
             raise self._failure(f"finish run {run_id}", exc) from exc
