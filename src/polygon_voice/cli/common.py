@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
@@ -17,6 +18,14 @@ DbOption = Annotated[
     str | None,
     typer.Option(
         "--db", help="Database URL or SQLite file [env: POLYGON_DB; default .polygon/polygon.db]"
+    ),
+]
+
+LlmConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--llm-config",
+        help="YAML/TOML file with an `llm:` section (docs/llm.md); else the environment only.",
     ),
 ]
 

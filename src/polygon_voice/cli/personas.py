@@ -1,8 +1,4 @@
-"""Personas on the command line: `polygon personas generate | list | refresh | show | sample`.
-
-Also the glue `polygon run` uses: filling in a suite's `persona_ref`s from the database and
-building the caller model's client when a scenario has `caller: llm`.
-"""
+"""Personas on the command line: `polygon personas generate | list | refresh | show | sample`."""
 
 from __future__ import annotations
 
@@ -13,7 +9,7 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 import typer
 from rich.console import Group, RenderableType
@@ -23,18 +19,20 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from polygon_voice.caller.llm import llm_caller_client
 from polygon_voice.cli.app import app
-from polygon_voice.cli.common import DbOption, console, errors, fail, open_store
+from polygon_voice.cli.common import (
+    DbOption,
+    LlmConfigOption,
+    console,
+    errors,
+    fail,
+    open_store,
+)
 from polygon_voice.llm import LLMClient, LLMConfigError, LLMSettings, load_llm_config, make_client
-from polygon_voice.model import Outcome, Persona, PersonaType, Suite
+from polygon_voice.model import Outcome, Persona, PersonaType
 from polygon_voice.report.terminal import conversation_view
-from polygon_voice.scenario import LoadedSuite, SuiteError
 from polygon_voice.scenario.persona_refs import (
-    persona_links,
     persona_version,
-    resolve_persona_refs,
-    uses_stored_personas,
 )
 from polygon_voice.scenario.personas import (
     GenerationResult,
@@ -50,7 +48,6 @@ from polygon_voice.seeding import content_hash, derive_seed
 from polygon_voice.store import (
     PersonaConversation,
     PersonaRecord,
-    RunRecord,
     Store,
     StoreError,
     new_persona_id,
@@ -62,13 +59,6 @@ personas_app = typer.Typer(
 )
 app.add_typer(personas_app, name="personas")
 
-LlmConfigOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--llm-config",
-        help="YAML/TOML file with an `llm:` section (docs/llm.md); else the environment only.",
-    ),
-]
 _E = TypeVar("_E", bound=StrEnum)
 _T = TypeVar("_T")
 # The work under a progress bar: given the bar, make the personas.
@@ -209,52 +199,6 @@ def sample(
     for record in picked:
         console.print(persona_panel(record, hashes))
         console.print(_played(record, played.get(record.id)))
-
-
-# -- what `polygon run` uses ---------------------------------------------------------------
-
-
-def with_stored_personas(store: Store, loaded: LoadedSuite) -> LoadedSuite:
-    """The suite with its `persona_ref`s filled in from the database; exits when one is unknown."""
-    if not uses_stored_personas(loaded.suite):
-        return loaded
-
-    def lookup(persona_id: str) -> Persona:
-        try:
-            record = store.get_persona(persona_id)
-        except StoreError as exc:
-            raise LookupError(str(exc)) from exc
-        if record.id != persona_id:  # a prefix: a suite must name the persona exactly
-            raise LookupError(f"no persona has this id (did you mean {record.id}?)")
-        return record.persona
-
-    try:
-        return resolve_persona_refs(loaded, lookup)
-    except SuiteError as exc:
-        fail(str(exc))
-
-
-def caller_client_for(loaded: LoadedSuite, llm_config: Path | None) -> LLMClient | None:
-    """The caller model's client when a scenario has `caller: llm`; exits when none is set up."""
-    try:
-        return llm_caller_client(loaded.suite, load_llm_config(llm_config))
-    except LLMConfigError as exc:
-        fail(f"{loaded.path}: {exc}")
-
-
-def run_persona_config(suite: Suite) -> dict[str, Any]:
-    """What a run records of its stored personas: which one (and version) played which scenario."""
-    links = persona_links(suite)
-    return {"personas": links} if links else {}
-
-
-def check_resumed_personas(record: RunRecord, loaded: LoadedSuite) -> None:
-    """Exit when a stored persona of the run changed (refreshed) since the run started."""
-    if record.config.get("personas", []) != persona_links(loaded.suite):
-        fail(
-            f"run {record.id} was started with other versions of its stored personas "
-            "(refreshed since?); start a new run instead"
-        )
 
 
 # -- views ---------------------------------------------------------------------------------

@@ -16,9 +16,15 @@ from polygon_voice import __version__
 from polygon_voice.agents import AgentLoadError, resolve_agent
 from polygon_voice.checks import RunSummary
 from polygon_voice.cli.app import app
-from polygon_voice.cli.common import DbOption, console, errors, fail, open_store
-from polygon_voice.cli.personas import (
+from polygon_voice.cli.common import (
+    DbOption,
     LlmConfigOption,
+    console,
+    errors,
+    fail,
+    open_store,
+)
+from polygon_voice.cli.persona_runs import (
     caller_client_for,
     check_resumed_personas,
     run_persona_config,
