@@ -143,3 +143,12 @@ def test_demo_prints_both_columns_and_the_fix_list(polygon: Polygon) -> None:
     assert "stale_tool_args" in result.stdout
     for agent in ("flawed", "robust"):
         assert (polygon.workdir / "demo" / agent / "report.json").exists()
+
+
+def test_show_prints_a_case_with_its_axes_and_root_cause(polygon: Polygon) -> None:
+    _, report = run_report(polygon, "reference:flawed")
+    code, out, _ = polygon("show", str(report["run_id"]), "--conversation", "corr-04")
+    assert code == 0
+    assert "Three-layer outcome of corr-04: not end-to-end" in out
+    assert "stale_tool_args" in out
+    assert "breaks REL-1, REL-2, REL-4" in out

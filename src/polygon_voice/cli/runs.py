@@ -30,11 +30,12 @@ from polygon_voice.cli.persona_runs import (
     run_persona_config,
     with_stored_personas,
 )
-from polygon_voice.model import ConversationResult
+from polygon_voice.model import CaseScore, ConversationResult
 from polygon_voice.noise import NoiseError
 from polygon_voice.report import write_run_files
 from polygon_voice.report.terminal import (
     axes_table,
+    case_view,
     conversation_view,
     conversations_table,
     end_reason_table,
@@ -320,6 +321,9 @@ def show(
             console.print(conversations_table(store.iter_summaries(record.id), title))
             return
         console.print(conversation_view(store.get_conversation(record.id, conversation)))
+        checks = store.get_stage_result(record.id, conversation, "checks")
+        if checks is not None:
+            console.print(case_view(CaseScore.model_validate(checks)))
     except StoreError as exc:
         fail(str(exc))
 

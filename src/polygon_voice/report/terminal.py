@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from polygon_voice.checks import RunSummary
-from polygon_voice.model import ConversationResult, Speaker
+from polygon_voice.model import CaseScore, ConversationResult, Speaker
 from polygon_voice.noise import caller_wer
 from polygon_voice.store import ConversationSummary, RunRecord
 
@@ -203,3 +203,22 @@ def gate_table(gate: dict[str, Any], title: str) -> Table:
 def _fraction(passed: int, total: int, bold: bool = False) -> Text:
     style = ("green" if passed == total else "red") + (" bold" if bold else "")
     return Text(f"{passed} / {total}", style=style)
+
+
+def case_view(score: CaseScore) -> Table:
+    """A three-layer case's six axes with the reason for each, and its root cause."""
+    verdict = "end-to-end task integrity" if score.e2e else "not end-to-end"
+    table = Table(title=f"Three-layer outcome of {score.case_id}: {verdict}", title_justify="left")
+    for column in ("axis", "", "why"):
+        table.add_column(column)
+    for axis, label in AXIS_LABELS.items():
+        result = score.axes[axis]
+        mark = Text("✓", style="green") if result.passed else Text("✗", style="bold red")
+        table.add_row(label, mark, Text(result.why))
+    cause = score.root_cause
+    if cause is not None:
+        layer = cause.layer.value if cause.layer else "—"
+        table.add_row("root cause", Text(layer), Text(f"{cause.cause}: {cause.evidence}"))
+    if score.gate_breaks:
+        table.add_row("release gate", "", Text("breaks " + ", ".join(score.gate_breaks)))
+    return table
