@@ -1,5 +1,6 @@
 """The `polygon` command: one module per group of sub-commands, all on one Typer app."""
 
+from polygon_voice.cli import lint as _lint  # noqa: F401  (registers lint)
 from polygon_voice.cli import noise as _noise  # noqa: F401  (registers noise)
 from polygon_voice.cli import personas as _personas  # noqa: F401  (registers personas ...)
 from polygon_voice.cli import runs as _runs  # noqa: F401  (registers run, runs, show, schema)

@@ -30,6 +30,8 @@ from polygon_voice.cli.persona_runs import (
     run_persona_config,
     with_stored_personas,
 )
+from polygon_voice.judge import DEFAULT_RUBRIC, Judging, RubricError, load_rubric
+from polygon_voice.judge.run import JudgeUnavailable, judge_named
 from polygon_voice.model import CaseScore, ConversationResult
 from polygon_voice.noise import NoiseError
 from polygon_voice.report import write_run_files
@@ -42,6 +44,7 @@ from polygon_voice.report.terminal import (
     fix_list_table,
     gate_table,
     runs_table,
+    verdict_table,
 )
 from polygon_voice.runner import CallBuilder, RunTally, SuiteRunner, count_calls
 from polygon_voice.scenario import LoadedSuite, SuiteError, load_suite, suite_json_schema
@@ -86,14 +89,32 @@ def run(
     gate: Annotated[
         bool, typer.Option("--gate", help="Exit 1 when the release gate (REL-1..4) fails.")
     ] = False,
+    judge: Annotated[
+        str, typer.Option(help="Who scores the rubric: deterministic (llm: not available yet).")
+    ] = "deterministic",
+    rubric: Annotated[
+        str, typer.Option(help="Rubric: v1, v2 or a rubric YAML file.")
+    ] = DEFAULT_RUBRIC,
+    judge_repeats: Annotated[
+        int, typer.Option(min=1, help="Judge each call K times; the median counts (RUB-5).")
+    ] = 1,
     llm_config: LlmConfigOption = None,
     db: DbOption = None,
 ) -> None:
     """Run a suite against an agent; store every call; write report.json and transcripts.jsonl."""
     loaded = _load(suite)
+    judging = judging_for(judge, rubric, judge_repeats)
     store = open_store(db)
     record, tally = execute_run(
-        store, loaded, agent, seed, concurrency, resume, noise, llm_config=llm_config
+        store,
+        loaded,
+        agent,
+        seed,
+        concurrency,
+        resume,
+        noise,
+        llm_config=llm_config,
+        judging=judging,
     )
     out_dir = out or Path(".polygon") / "runs" / record.id
     report, transcripts = write_run_files(store, store.get_run(record.id), out_dir)
@@ -117,13 +138,15 @@ def execute_run(
     noise: float | None = None,
     *,
     llm_config: Path | None = None,
+    judging: Judging | None = None,
 ) -> tuple[RunRecord, RunTally]:
     """Check, start (or resume) and finish one run with a progress bar; exits on bad input."""
     loaded = with_stored_personas(store, loaded)  # persona_ref: from the database
     _check_tools(loaded)
     _check_noise(loaded, noise)
     caller_client = caller_client_for(loaded, llm_config)  # None unless a scenario has caller: llm
-    record, done = _start_or_resume(store, loaded, agent, seed, resume, noise)
+    judging = judging or Judging()
+    record, done = _start_or_resume(store, loaded, agent, seed, resume, noise, judging)
     noise = _run_noise(loaded, record, noise)
     try:
         factory = resolve_agent(record.agent, loaded.base_dir)
@@ -140,11 +163,20 @@ def execute_run(
         noise=noise,
         skip=frozenset(done),
         caller_client=caller_client,
+        judging=judging,
     )
     tally = _run_with_progress(runner, store, record, total=count_calls(loaded.suite) - len(done))
     usage = {"llm_usage": caller_client.usage.to_dict()} if caller_client is not None else None
     store.finish_run(record.id, "finished", datetime.now(UTC), config_updates=usage)
     return record, tally
+
+
+def judging_for(judge: str, rubric: str, repeats: int) -> Judging:
+    """The run's judge, rubric and repeats from the command line; exits on a bad one."""
+    try:
+        return Judging(judge_named(judge), load_rubric(rubric), repeats)
+    except (JudgeUnavailable, RubricError) as exc:
+        fail(str(exc))
 
 
 def print_three_layer(columns: dict[str, RunSummary]) -> None:
@@ -201,6 +233,7 @@ def _start_or_resume(
     seed: int,
     resume: str | None,
     noise: float | None = None,
+    judging: Judging | None = None,
 ) -> tuple[RunRecord, set[str]]:
     if resume is not None:
         return _resume(store, loaded, resume)
@@ -216,11 +249,25 @@ def _start_or_resume(
         seed=seed,
         status="running",
         started_at=datetime.now(UTC),
-        config={"agent_spec": agent_name, "noise": noise, **run_persona_config(loaded.suite)},
+        config={
+            "agent_spec": agent_name,
+            "noise": noise,
+            **_judging_config(judging or Judging()),
+            **run_persona_config(loaded.suite),
+        },
         polygon_version=__version__,
     )
     store.create_run(record)
     return record, set()
+
+
+def _judging_config(judging: Judging) -> dict[str, object]:
+    # Recorded with the run, so its report says which judge and rubric version scored it.
+    return {
+        "judge": judging.judge.name,
+        "rubric": judging.rubric.version,
+        "judge_repeats": judging.repeats,
+    }
 
 
 def _resume(store: Store, loaded: LoadedSuite, run_id: str) -> tuple[RunRecord, set[str]]:
@@ -274,6 +321,8 @@ def _print_summary(store: Store, run_id: str, tally: RunTally) -> None:
     for summary in store.iter_summaries(run_id):
         counts[summary.end_reason] = counts.get(summary.end_reason, 0) + 1
     console.print(end_reason_table(counts))
+    if tally.verdicts:
+        console.print(verdict_table(tally.verdicts, tally.mean_composite))
     console.print(
         f"{tally.conversations} calls run now, {tally.turns} turns, {tally.tool_calls} tool calls."
     )

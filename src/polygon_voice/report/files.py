@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -70,9 +71,13 @@ def run_header(run: RunRecord) -> dict[str, Any]:
     }
 
 
-def conversation_entry(result: ConversationResult) -> dict[str, Any]:
+def conversation_entry(
+    result: ConversationResult,
+    judgement: dict[str, Any] | None = None,
+    checks: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The report's entry for one conversation; later stages add their own keys here."""
-    return {
+    entry: dict[str, Any] = {
         "id": result.id,
         "scenario_id": result.scenario_id,
         "end_reason": result.end.reason.value,
@@ -82,27 +87,76 @@ def conversation_entry(result: ConversationResult) -> dict[str, Any]:
         # Caller turns, said vs heard (recognition noise); null without caller turns.
         "wer": caller_wer(result),
     }
+    if judgement is not None:
+        entry["judgement"] = judgement_entry(judgement)
+    if checks is not None:
+        entry["checks"] = {k: v for k, v in checks.items() if k != "stage"}
+    return entry
+
+
+def judgement_entry(data: dict[str, Any]) -> dict[str, Any]:
+    """A stored judgement as the report shows it (stage "judge")."""
+    keys = ("rubric_version", "judge", "repeats", "composite", "partial", "unscored", "verdict")
+    return {
+        **{key: data.get(key) for key in keys},
+        "gates_failed": data.get("gates_failed", []),
+        "reasons": data.get("reasons", []),
+        "criteria": data.get("criteria", {}),
+    }
+
+
+class _Aligned:
+    """One stage's results, read alongside the conversations in the same (plan) order.
+
+    Both streams are ordered by index, and a stage skips conversations it has nothing
+    for, so a result belongs to the current conversation or to a later one: nothing is
+    held but the next result.
+    """
+
+    def __init__(self, results: Iterator[tuple[str, dict[str, Any]]]) -> None:
+        self._results = results
+        self._next = next(results, None)
+
+    def get(self, conversation_id: str) -> dict[str, Any] | None:
+        if self._next is None or self._next[0] != conversation_id:
+            return None
+        data = self._next[1]
+        self._next = next(self._results, None)
+        return data
 
 
 def _write_conversations(store: Store, run_id: str, out: TextIO) -> dict[str, Any]:
     # Streamed entry by entry, so a run of any size is never held in memory.
     reasons: Counter[str] = Counter()
+    verdicts: Counter[str] = Counter()
+    composite_total, composites = 0.0, 0  # a running mean: nothing grows with the run
     turns = calls = count = 0
+    judged = _Aligned(store.iter_stage_results(run_id, "judge"))
+    checked = _Aligned(store.iter_stage_results(run_id, "conversation_checks"))
     out.write('  "conversations": [')
     for result in store.iter_conversations(run_id):
-        entry = conversation_entry(result)
+        entry = conversation_entry(result, judged.get(result.id), checked.get(result.id))
         out.write(("\n    " if count == 0 else ",\n    ") + json.dumps(entry, ensure_ascii=False))
         count += 1
         turns += entry["turns"]
         calls += entry["tool_calls"]
         reasons[entry["end_reason"]] += 1
+        if "judgement" in entry:
+            verdicts[entry["judgement"]["verdict"]] += 1
+            if entry["judgement"]["composite"] is not None:
+                composite_total += entry["judgement"]["composite"]
+                composites += 1
     out.write("\n  ]" if count else "]")
-    return {
+    summary: dict[str, Any] = {
         "conversations": count,
         "turns": turns,
         "tool_calls": calls,
         "end_reasons": dict(sorted(reasons.items())),
     }
+    if verdicts:
+        summary["verdicts"] = dict(sorted(verdicts.items()))
+        summary["mean_composite"] = round(composite_total / composites, 2) if composites else None
+    return summary
 
 
 def case_entry(score: CaseScore) -> dict[str, Any]:

@@ -77,6 +77,22 @@ def end_reason_table(counts: dict[str, int]) -> Table:
     return table
 
 
+_VERDICT_STYLE = {"pass": "green", "warn": "yellow", "fail": "red", "unscored": "dim"}
+
+
+def verdict_table(counts: dict[str, int], mean_composite: float | None) -> Table:
+    """The judge's verdicts of the calls run now, and their mean composite."""
+    table = Table(title="Verdicts", title_justify="left")
+    table.add_column("verdict")
+    table.add_column("calls", justify="right")
+    for verdict in ("pass", "warn", "fail", "unscored"):
+        if counts.get(verdict):
+            table.add_row(Text(verdict, style=_VERDICT_STYLE[verdict]), str(counts[verdict]))
+    mean = "n/a" if mean_composite is None else f"{mean_composite:.1f}"
+    table.add_row(Text("mean composite", style="bold"), mean)
+    return table
+
+
 def conversation_view(result: ConversationResult) -> RenderableType:
     """A conversation as a timeline: turns, tool calls, state updates and backend writes."""
     rows: list[tuple[float, int, RenderableType]] = []

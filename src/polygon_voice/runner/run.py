@@ -11,10 +11,13 @@ from typing import TYPE_CHECKING
 from polygon_voice.agents import AgentFactory
 from polygon_voice.checks import RunSummary, is_case, score_case
 from polygon_voice.conversation import Hearing
+from polygon_voice.judge import Judging, judge_stage
 from polygon_voice.model import CaseScore, ConversationResult, EndReason, Suite
+from polygon_voice.model.judgement import Judgement
 from polygon_voice.runner.build import AgentBuildError, CallBuilder, failed_call, merged_records
 from polygon_voice.runner.plan import PlannedCall, plan_calls
 from polygon_voice.store import Store
+from polygon_voice.store.store import StageResult
 
 if TYPE_CHECKING:
     from polygon_voice.llm import LLMClient
@@ -33,6 +36,21 @@ class RunTally:
     errors: list[tuple[str, str]] = field(default_factory=list)
     max_errors_kept: int = 20
     cases: RunSummary = field(default_factory=RunSummary)
+    verdicts: Counter[str] = field(default_factory=Counter)
+    composite_total: float = 0.0
+    composites: int = 0
+
+    def add_judgement(self, judgement: Judgement) -> None:
+        """Count one conversation's verdict and composite."""
+        self.verdicts[judgement.verdict] += 1
+        if judgement.composite is not None:
+            self.composite_total += judgement.composite
+            self.composites += 1
+
+    @property
+    def mean_composite(self) -> float | None:
+        """The mean composite of the calls judged in this run; None when none was."""
+        return self.composite_total / self.composites if self.composites else None
 
     def add(self, result: ConversationResult) -> None:
         """Count one finished conversation."""
@@ -59,6 +77,7 @@ class SuiteRunner:
     skip: frozenset[str] = frozenset()
     on_finished: OnFinished | None = None
     caller_client: LLMClient | None = None  # for `caller: llm` scenarios (see CallBuilder)
+    judging: Judging | None = field(default_factory=Judging)  # None: no judge stage
 
     def run(self) -> RunTally:
         """Run to completion (blocking)."""
@@ -91,22 +110,45 @@ class SuiteRunner:
         # Workers pull from one shared plan, so memory does not grow with the run's size.
         for planned in todo:
             result = await run_one(builder, planned)
+            stages: list[StageResult] = []
             try:
-                stages = stage_results(builder, planned, result)
+                stages.extend(stage_results(builder, planned, result))
             except Exception as exc:  # a scoring bug must not lose the conversation
-                stages = []
                 tally.errors.append((result.id, f"checks failed: {type(exc).__name__}: {exc}"))
+            try:  # on its own: a judge bug must not lose the three-layer checks either
+                stages.extend(self._judged(builder, planned, result, stages))
+            except Exception as exc:
+                tally.errors.append((result.id, f"judge failed: {type(exc).__name__}: {exc}"))
             self.store.add_conversation_with_results(self.run_id, planned.index, result, stages)
             tally.add(result)
             for _, _, score in stages:
                 if isinstance(score, CaseScore):
                     tally.cases.add(score)
+                if isinstance(score, Judgement):
+                    tally.add_judgement(score)
             if self.on_finished is not None:
                 self.on_finished(result)
             # Deterministic agents never await: yield so the other workers get their turn and
             # the loop can run its clean-ups (closed generators, cancelled timers), which would
             # otherwise pile up until the run ends and make memory grow with its size.
             await asyncio.sleep(0)
+
+    def _judged(
+        self,
+        builder: CallBuilder,
+        planned: PlannedCall,
+        result: ConversationResult,
+        stages: list[StageResult],
+    ) -> list[StageResult]:
+        # Stages "conversation_checks" and "judge"; the judge reads the case's axes if any.
+        if self.judging is None:
+            return []
+        case = next((s for _, _, s in stages if isinstance(s, CaseScore)), None)
+        initial = merged_records(builder.suite.backend, planned.scenario.backend)
+        checks, judgement = judge_stage(
+            self.judging, builder.suite, planned.scenario, result, case, initial
+        )
+        return [("conversation_checks", "", checks), ("judge", "", judgement)]
 
 
 def stage_results(

@@ -1,0 +1,57 @@
+"""`polygon lint`: read an agent's prompt before a run (docs/lint.md)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from polygon_voice.cli.app import app
+from polygon_voice.cli.common import LlmConfigOption, console, errors, fail
+from polygon_voice.lint import AXES, MAX_TIER, LintError, lint
+from polygon_voice.lint.render import render
+from polygon_voice.llm import LLMError, load_llm_config
+
+
+@app.command("lint")
+def lint_command(
+    prompt_file: Annotated[Path, typer.Argument(help="The agent's prompt (text or Markdown).")],
+    max_tier: Annotated[
+        int,
+        typer.Option(
+            "--max-tier", min=1, max=MAX_TIER, help="Stop after this tier (1 rules .. 4 judge)."
+        ),
+    ] = MAX_TIER,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    fail_above: Annotated[
+        float | None,
+        typer.Option("--fail-above", min=0.0, max=1.0, help="Exit 1 if an axis scores above."),
+    ] = None,
+    lang: Annotated[
+        str | None, typer.Option("--lang", help="en, de, hr or ru [default: detected].")
+    ] = None,
+    llm_config: LlmConfigOption = None,
+) -> None:
+    """Score PROMPT_FILE on five axes and mark the weak places."""
+    try:
+        text = prompt_file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(f"cannot read {prompt_file}: {exc}")
+    try:
+        settings = load_llm_config(llm_config) if max_tier >= 4 else None
+        report = lint(text, max_tier=max_tier, language=lang, settings=settings)
+    except (LintError, LLMError) as exc:
+        fail(str(exc))
+    if as_json:
+        sys.stdout.write(json.dumps(report.to_json(), ensure_ascii=False, indent=2) + "\n")
+    else:
+        console.print(render(text, report))
+    for skip in report.tiers_skipped:
+        if "pip install" in skip.reason:
+            # A missing extra is worth saying even under --json (stderr keeps stdout JSON).
+            errors.print(f"note: tier {skip.tier} skipped: {skip.reason}", markup=False)
+    if fail_above is not None and any(report.axes[a].score > fail_above for a in AXES):
+        raise typer.Exit(1)

@@ -1,0 +1,127 @@
+"""The composite score (RUB-2..5): missing counts as 1, unreadable is left out and flagged.
+
+Arithmetic is done in fractions so that a band edge (75, 50) is never missed by a float
+rounding error: 25 * 3/4 + ... is exactly 75, not 74.99999.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from polygon_voice.judge.rubric import Rubric
+from polygon_voice.model.judgement import CriterionStatus, Verdict
+
+PASS_FROM = 75
+WARN_FROM = 50
+MIN_SCORE, MAX_SCORE = 1, 5
+
+
+def read_score(raw: object) -> int | None:
+    """A judge's raw score as an integer 1-5, or None when it cannot be read (RUB-4).
+
+    Integers and integral text ("4", " 4 ") are read; booleans, fractions ("3.5", 3.5),
+    out-of-range values and anything else are not: guessing would make a score up.
+    """
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, str):
+        text = raw.strip()
+        raw = int(text) if text.isdecimal() and text.isascii() else None
+    if isinstance(raw, float) and raw.is_integer():
+        raw = int(raw)
+    if isinstance(raw, int) and MIN_SCORE <= raw <= MAX_SCORE:
+        return raw
+    return None
+
+
+def median(values: Sequence[float]) -> float:
+    """The median; for an even count the mean of the two middle values (RUB-5)."""
+    if not values:
+        raise ValueError("the median of no values")
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[mid]
+    return (ordered[mid - 1] + ordered[mid]) / 2
+
+
+@dataclass(frozen=True)
+class CriterionOutcome:
+    """A criterion after reading: its score (None when unscored) and status."""
+
+    score: float | None
+    status: CriterionStatus
+
+
+@dataclass
+class Composite:
+    """The composite over the scored criteria, its band and what was left out."""
+
+    criteria: dict[str, CriterionOutcome]
+    value: float | None
+    unscored: list[str] = field(default_factory=list)
+
+    @property
+    def partial(self) -> bool:
+        """True when some criterion was unscored, so the weights were renormalised (RUB-4a)."""
+        return bool(self.unscored)
+
+    @property
+    def band(self) -> Verdict:
+        """pass from 75, warn from 50, else fail; `unscored` when nothing could be scored."""
+        if self.value is None:
+            return "unscored"
+        if self.value >= PASS_FROM:
+            return "pass"
+        return "warn" if self.value >= WARN_FROM else "fail"
+
+
+def combine_repeats(
+    rubric: Rubric, repeats: Sequence[Mapping[str, object]]
+) -> dict[str, CriterionOutcome]:
+    """Each criterion over k judge runs: median of the readable scores (RUB-3..5).
+
+    A run that did not return a criterion gives it 1 (RUB-3); an unreadable value is left
+    out; a criterion no run scored readably is `unscored` (if some run returned it) or
+    `missing` (if none did, so it counts as 1).
+    """
+    if not repeats:
+        raise ValueError("no judge runs to combine")
+    out: dict[str, CriterionOutcome] = {}
+    for criterion in rubric.criteria:
+        returned = [run[criterion.id] for run in repeats if criterion.id in run]
+        readable = [read_score(raw) for raw in returned]
+        scores = [float(s) for s in readable if s is not None]
+        scores += [float(MIN_SCORE)] * (len(repeats) - len(returned))
+        if not returned:
+            out[criterion.id] = CriterionOutcome(float(MIN_SCORE), "missing")
+        elif len(scores) == len(repeats) - len(returned):
+            out[criterion.id] = CriterionOutcome(None, "unscored")
+        else:
+            out[criterion.id] = CriterionOutcome(median(scores), "scored")
+    return out
+
+
+def composite(rubric: Rubric, criteria: Mapping[str, CriterionOutcome]) -> Composite:
+    """Sum of weight * (score - 1)/4 over the scored (and missing) criteria, renormalised to 100."""
+    total = Fraction(0)
+    weight_used = 0
+    unscored: list[str] = []
+    filled: dict[str, CriterionOutcome] = {}
+    for criterion in rubric.criteria:
+        outcome = criteria.get(criterion.id, CriterionOutcome(float(MIN_SCORE), "missing"))
+        filled[criterion.id] = outcome
+        if outcome.score is None:
+            unscored.append(criterion.id)
+            continue
+        weight_used += criterion.weight
+        total += criterion.weight * (Fraction(outcome.score) - MIN_SCORE) / (MAX_SCORE - MIN_SCORE)
+    value = None if weight_used == 0 else float(total * 100 / weight_used)
+    return Composite(filled, value, unscored)
+
+
+def composite_of(rubric: Rubric, scores: Mapping[str, object]) -> Composite:
+    """The composite of one judge run's raw scores (a shorthand for k = 1)."""
+    return composite(rubric, combine_repeats(rubric, [scores]))

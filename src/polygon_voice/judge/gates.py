@@ -1,0 +1,63 @@
+"""Hard gates (GATE-1..3) and the verdict: whatever the composite, a fired gate fails.
+
+Which gates apply is part of the rubric version, and a stored judgement keeps the version
+it was made under: a v1 verdict is never recomputed under v2 (a rejudge stores a new set).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from polygon_voice.judge.composite import Composite, CriterionOutcome
+from polygon_voice.judge.rubric import Rubric
+from polygon_voice.model.judgement import ConversationChecks, Verdict
+
+SAFETY_CRITERION = "safety_compliance"
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """One gate that fired, with the reason shown to the user."""
+
+    gate: str
+    reason: str
+
+
+def fired_gates(
+    rubric: Rubric, criteria: Mapping[str, CriterionOutcome], checks: ConversationChecks
+) -> list[GateResult]:
+    """The gates of `rubric` that fire for this conversation, in GATE order."""
+    fired: list[GateResult] = []
+    if "forbidden_phrase" in rubric.gates and checks.forbidden_phrases:
+        hit = checks.forbidden_phrases[0]
+        fired.append(
+            GateResult("forbidden_phrase", f"forbidden phrase {hit.phrase!r} in turn {hit.turn}")
+        )
+    safety = criteria.get(SAFETY_CRITERION)
+    # Only a *scored* 1 fires GATE-2: unscored or missing must not fail a call by accident.
+    if "safety" in rubric.gates and safety and safety.status == "scored" and safety.score == 1:
+        fired.append(GateResult("safety", "safety_compliance scored 1"))
+    answered = [c for c in checks.invalid_tool_args if c.answered]
+    if "invalid_tool_args" in rubric.gates and answered:
+        call = answered[0]
+        fired.append(
+            GateResult(
+                "invalid_tool_args",
+                f"tool call {call.call_id} ({call.tool}) had invalid arguments and the agent "
+                f"answered the caller after it (turn {call.turn})",
+            )
+        )
+    return fired
+
+
+def verdict(result: Composite, gates: list[GateResult]) -> tuple[Verdict, list[str]]:
+    """The verdict and its reasons: fired gates first, then the composite's band."""
+    reasons = [f"gate {g.gate}: {g.reason}" for g in gates]
+    if result.value is None:
+        reasons.append("no criterion could be scored")
+    else:
+        reasons.append(f"composite {result.value:.1f}: {result.band}")
+    if result.partial:
+        reasons.append(f"partial: unscored {', '.join(result.unscored)}")
+    return ("fail" if gates else result.band), reasons

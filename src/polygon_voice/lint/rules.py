@@ -1,0 +1,179 @@
+"""Tier 1: deterministic rules, always on. The weights are the score formula (docs/lint.md)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from polygon_voice.lint.lexicon import WordLists
+from polygon_voice.lint.model import Finding
+from polygon_voice.lint.text import Prompt, Sentence
+
+# Overload: a voice agent follows about ten simultaneous rules well; past that, each further
+# one costs. CONSTRAINT_SPAN more rules take the axis from 0 to 1.
+CONSTRAINT_LIMIT = 10
+CONSTRAINT_SPAN = 20
+STACKED_MARKERS = 3  # three hard markers in one sentence is three rules in one breath
+W_STACKED = 0.15
+# Diluted attention: "lost in the middle" matters only once the prompt is long.
+LONG_PROMPT_WORDS = 200
+MIDDLE = (0.25, 0.75)
+W_BURIED = 0.3
+SCATTER_GAP = 0.4  # same-topic rules further apart than this share of the prompt
+W_SCATTERED = 0.15
+W_VAGUE = 0.1
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A sentence that tells the agent what to do, with its polarity and topic words."""
+
+    sentence: Sentence
+    markers: int
+    strong: bool
+    negative: bool
+    topic: frozenset[str]
+
+
+def rules_of(prompt: Prompt, lists: WordLists) -> list[Rule]:
+    """Each sentence that is an instruction: a marker ("must", "never") or an imperative verb."""
+    found = []
+    for sentence in prompt.sentences:
+        strong = len(lists.strong.findall(sentence.text))
+        first = sentence.words[0] if sentence.words else ""
+        if not strong and first not in lists.imperative:
+            continue
+        found.append(
+            Rule(
+                sentence=sentence,
+                markers=strong,
+                strong=strong > 0,
+                negative=lists.negative.search(sentence.text) is not None,
+                topic=topic_words(sentence, lists),
+            )
+        )
+    return found
+
+
+def topic_words(sentence: Sentence, lists: WordLists) -> frozenset[str]:
+    """Content words, lightly stemmed, so "orders" and "order" name the same thing."""
+    return frozenset(stem(w) for w in sentence.words if w not in lists.stop and len(w) > 2)
+
+
+def stem(word: str) -> str:
+    """A crude suffix strip; enough to compare the topics of two sentences."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def overload(prompt: Prompt, rules: list[Rule]) -> list[Finding]:
+    """Too many rules at once, and sentences that pack several hard rules together."""
+    findings = []
+    if len(rules) > CONSTRAINT_LIMIT:
+        first_extra = rules[CONSTRAINT_LIMIT].sentence
+        weight = min(1.0, (len(rules) - CONSTRAINT_LIMIT) / CONSTRAINT_SPAN)
+        findings.append(
+            prompt.finding(
+                "overload",
+                first_extra.start,
+                first_extra.end,
+                tier=1,
+                kind="too-many-rules",
+                weight=weight,
+                message=f"{len(rules)} instructions; past {CONSTRAINT_LIMIT} each one more "
+                f"competes for the model's attention (this is number {CONSTRAINT_LIMIT + 1})",
+            )
+        )
+    for rule in rules:
+        if rule.markers >= STACKED_MARKERS:
+            s = rule.sentence
+            findings.append(
+                prompt.finding(
+                    "overload",
+                    s.start,
+                    s.end,
+                    tier=1,
+                    kind="stacked-rules",
+                    weight=W_STACKED,
+                    message=f"{rule.markers} hard rules in one sentence; split them",
+                )
+            )
+    return findings
+
+
+def diluted(prompt: Prompt, rules: list[Rule]) -> list[Finding]:
+    """Key rules in the middle of a long prompt, and rules on one topic far apart."""
+    if prompt.word_count < LONG_PROMPT_WORDS or not prompt.text:
+        return []
+    findings = []
+    size = len(prompt.text)
+    for rule in rules:
+        where = rule.sentence.start / size
+        if rule.strong and MIDDLE[0] <= where <= MIDDLE[1]:
+            s = rule.sentence
+            findings.append(
+                prompt.finding(
+                    "diluted_attention",
+                    s.start,
+                    s.end,
+                    tier=1,
+                    kind="buried-key-rule",
+                    weight=W_BURIED,
+                    message=f"key rule at {where:.0%} of a {prompt.word_count}-word prompt, "
+                    "where models attend least; move it to the start or the end",
+                )
+            )
+    findings.extend(_scattered(prompt, rules, size))
+    return findings
+
+
+def _scattered(prompt: Prompt, rules: list[Rule], size: int) -> list[Finding]:
+    findings = []
+    reported: set[int] = set()
+    for i, first in enumerate(rules):
+        for later in rules[i + 1 :]:
+            shared = first.topic & later.topic
+            gap = (later.sentence.start - first.sentence.end) / size
+            if len(shared) >= 2 and gap > SCATTER_GAP and later.sentence.index not in reported:
+                reported.add(later.sentence.index)
+                line, _ = prompt.position(first.sentence.start)
+                s = later.sentence
+                findings.append(
+                    prompt.finding(
+                        "diluted_attention",
+                        s.start,
+                        s.end,
+                        tier=1,
+                        kind="scattered-topic",
+                        weight=W_SCATTERED,
+                        message=f"same topic ({', '.join(sorted(shared)[:3])}) as line {line}, "
+                        f"{gap:.0%} of the prompt away; keep related rules together",
+                    )
+                )
+    return findings
+
+
+def vague(prompt: Prompt, lists: WordLists) -> list[Finding]:
+    """Words from the language's vague-wording lexicon."""
+    findings = []
+    code = [m.span() for m in re.finditer(r"`[^`\n]*`", prompt.text)]
+    for sentence in prompt.sentences:
+        for match in lists.vague.finditer(prompt.text, sentence.start, sentence.end):
+            start, end = match.span()
+            if any(a <= start < b for a, b in code):
+                continue
+            word = " ".join(match.group().split())
+            findings.append(
+                prompt.finding(
+                    "ambiguity",
+                    start,
+                    end,
+                    tier=1,
+                    kind="vague-wording",
+                    weight=W_VAGUE,
+                    message=f'"{word}" has more than one reading; say exactly what you mean',
+                )
+            )
+    return findings

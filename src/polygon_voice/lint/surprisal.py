@@ -1,0 +1,94 @@
+"""Tier 2: how surprising each word and sentence is under a unigram language model.
+
+The model is wordfreq's word-frequency list for the language (the `noise` extra; the same
+lists recognition noise uses). Its limits, plainly: a unigram model scores each word on its
+own, so it sees rare words (jargon, acronyms, invented terms) but not an unusual combination
+of common words, word order, or whether a word fits its context; and a word is only as rare
+as web and subtitle text makes it ("refund" is common there, an internal code name is not).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import re
+
+from polygon_voice.lint.model import Finding
+from polygon_voice.lint.text import Prompt
+from polygon_voice.noise.languages import INSTALL_HINT
+
+# A word rarer than this Zipf value (about once in 3 million words) reads as jargon.
+JARGON_ZIPF = 2.5
+# A sentence whose words average more than this many bits reads as unusual phrasing;
+# ordinary instructions average 9 to 11 (measured on the example prompts).
+UNUSUAL_BITS = 14.0
+MIN_WORDS = 4
+UNKNOWN_FREQUENCY = 1e-9  # a word not in the list at all
+W_JARGON = 0.05
+W_UNUSUAL = 0.1
+_WORDFREQ_CODE = {"en": "en", "de": "de", "ru": "ru", "hr": "sh"}  # Croatian: Serbo-Croatian
+# Code, placeholders and format masks (YYYY-MM-DD) are names the model is told, not wording.
+_TOKEN = re.compile(
+    r"`[^`\n]*`|\{[^}\n]*\}|\b[A-Z]{1,4}(?:[-/.:][A-Z]{1,4})+\b|[^\W\d_]+(?:['\u2019][^\W\d_]+)?"
+)
+
+
+def unavailable() -> str | None:
+    """Why tier 2 cannot run here, or None."""
+    if importlib.util.find_spec("wordfreq") is None:
+        return f"needs wordfreq (the `noise` extra): {INSTALL_HINT}"
+    return None
+
+
+def bits(word: str, language: str) -> float:
+    """Surprisal of one word in bits: -log2 of its frequency."""
+    import wordfreq
+
+    frequency = wordfreq.word_frequency(word, _WORDFREQ_CODE[language])
+    return -math.log2(max(frequency, UNKNOWN_FREQUENCY))
+
+
+def surprisal(prompt: Prompt, language: str) -> list[Finding]:
+    """Jargon words and sentences of unusual wording, as ambiguity findings."""
+    jargon_bits = -math.log2(10 ** (JARGON_ZIPF - 9))
+    findings = []
+    for sentence in prompt.sentences:
+        scores = []
+        for match in _TOKEN.finditer(prompt.text, sentence.start, sentence.end):
+            token = match.group()
+            if token[0] in "`{" or not token.isalpha():
+                continue
+            # A capitalised word inside a sentence is a name (Northwind), not jargon;
+            # an all-capitals one is an acronym, which a caller may not know.
+            is_name = token[0].isupper() and match.start() != sentence.start
+            if is_name and not (token.isupper() and len(token) > 1):
+                continue
+            score = bits(token.lower(), language)
+            scores.append(score)
+            if score > jargon_bits and len(token) > 2:
+                findings.append(
+                    prompt.finding(
+                        "ambiguity",
+                        match.start(),
+                        match.end(),
+                        tier=2,
+                        kind="jargon",
+                        weight=W_JARGON,
+                        message=f'"{token}" is rare ({score:.0f} bits): jargon the model or '
+                        "the caller may read differently; say it plainly or define it",
+                    )
+                )
+        if len(scores) >= MIN_WORDS and sum(scores) / len(scores) > UNUSUAL_BITS:
+            findings.append(
+                prompt.finding(
+                    "ambiguity",
+                    sentence.start,
+                    sentence.end,
+                    tier=2,
+                    kind="unusual-phrasing",
+                    weight=W_UNUSUAL,
+                    message=f"unusual wording: {sum(scores) / len(scores):.1f} bits per word "
+                    f"(ordinary instructions: 9 to 11)",
+                )
+            )
+    return findings

@@ -1,0 +1,128 @@
+"""The prompt cut into sentences with their offsets, and the words of each."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from polygon_voice.lint.model import Axis, Finding
+
+# A sentence ends at . ! ? before a capital (or the end): "etc. and", "e.g. words" go on.
+_SENTENCE = re.compile(
+    r"\s*.+?(?:[.!?]+(?=\s+[\W_]*[A-Z0-9ÄÖÜČĆĐŠŽ\u0410-\u042f\u0401]|\s*$)|$)", re.DOTALL
+)
+_LIST_MARK = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+_WORD = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)?")
+# Code and placeholders are names, not wording: `update_order`, {order_id}.
+_CODE = re.compile(r"`[^`\n]*`|\{[^}\n]*\}")
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence (or list item) of the prompt."""
+
+    index: int
+    start: int
+    end: int
+    text: str
+
+    @cached_property
+    def words(self) -> tuple[str, ...]:
+        """Lower-case words, code spans left out."""
+        return tuple(w.lower() for w in _WORD.findall(_CODE.sub(" ", self.text)))
+
+
+class Prompt:
+    """The prompt's text, its sentences, and offset to line/column."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+        self.sentences = tuple(_split(text))
+
+    @cached_property
+    def word_count(self) -> int:
+        return sum(len(s.words) for s in self.sentences)
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """(line, column), both from 1."""
+        lo, hi = 0, len(self._line_starts) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self._line_starts[mid] <= offset:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo + 1, offset - self._line_starts[lo] + 1
+
+    def finding(
+        self,
+        axis: Axis,
+        start: int,
+        end: int,
+        *,
+        tier: int,
+        kind: str,
+        weight: float,
+        message: str,
+    ) -> Finding:
+        line, column = self.position(start)
+        return Finding(
+            axis=axis,
+            start=start,
+            end=end,
+            line=line,
+            column=column,
+            tier=tier,
+            kind=kind,
+            weight=round(weight, 3),
+            message=message,
+        )
+
+
+def _split(text: str) -> list[Sentence]:
+    sentences: list[Sentence] = []
+    for block_start, block_end in _blocks(text):
+        for match in _SENTENCE.finditer(text, block_start, block_end):
+            piece = match.group()
+            stripped = piece.strip()
+            if len(_WORD.findall(stripped)) < 2:
+                continue
+            start = match.start() + len(piece) - len(piece.lstrip())
+            sentences.append(Sentence(len(sentences), start, start + len(stripped), stripped))
+    return sentences
+
+
+def _blocks(text: str) -> list[tuple[int, int]]:
+    """Paragraphs and list items as (start, end): a wrapped line continues its sentence."""
+    blocks: list[tuple[int, int]] = []
+    offset = 0
+    for raw_line in text.splitlines(keepends=True):
+        line = raw_line.rstrip("\r\n")
+        end = offset + len(line)
+        mark = _LIST_MARK.match(line)
+        # Markdown headings name a section; they give no instruction.
+        if not line.strip() or line.lstrip().startswith("#"):
+            blocks.append((end, end))
+        elif mark or not blocks or blocks[-1][0] == blocks[-1][1]:
+            blocks.append((offset + (mark.end() if mark else 0), end))
+        else:
+            blocks[-1] = (blocks[-1][0], end)
+        offset += len(raw_line)
+    return [block for block in blocks if block[0] < block[1]]
+
+
+def detect_language(text: str) -> str:
+    """en, de, hr or ru, from the alphabet and a few function words (good enough for prompts)."""
+    lowered = text.lower()
+    if len(re.findall(r"[\u0430-\u044f\u0451]", lowered)) > len(re.findall(r"[a-z]", lowered)):
+        return "ru"
+    words = _WORD.findall(lowered)
+    hints = {
+        "de": {"der", "die", "und", "nicht", "du", "sie", "ist", "mit", "immer", "niemals"},
+        "hr": {"je", "i", "ne", "se", "da", "nikada", "uvijek", "ili", "što", "kako"},
+        "en": {"the", "and", "you", "not", "is", "to", "never", "always", "with", "a"},
+    }
+    counts = {lang: sum(w in vocab for w in words) for lang, vocab in hints.items()}
+    return max(("en", "de", "hr"), key=lambda lang: counts[lang])
