@@ -33,6 +33,11 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PG_URL_ENV = "POLYGON_TEST_POSTGRES_URL"
 LINTED = [p for p in ("src", "tests", "bench", "examples", "dev.py") if (ROOT / p).exists()]
 APT_INSTALL_POSTGRES = ["apt-get", "install", "-y", "--no-install-recommends", "postgresql"]
+# The `embeddings` extra needs torch; plain `pip install torch` on Linux takes the multi-GB CUDA
+# build. This CPU build is installed first and then held by a constraint, so that resolving
+# the extra cannot replace it.
+TORCH_CPU = "torch==2.13.0"
+TEST_EXTRAS = ("test", "postgres", "llm", "noise", "embeddings")
 
 
 def main(argv: list[str]) -> int:
@@ -44,7 +49,7 @@ def main(argv: list[str]) -> int:
     if command == "demo":
         install(extras=())
         return run(BIN / "polygon", "demo", "--out", "out/demo", *rest)
-    install(extras=("test", "postgres", "llm", "noise"))
+    install(extras=TEST_EXTRAS)
     if needs_postgres_install(os.environ, find_bindir()):
         install_postgres()
     return run_tests(rest)
@@ -62,7 +67,13 @@ def install(extras: tuple[str, ...]) -> None:
         return
     print(f"Installing polygon-voice{spec[1:]} into .venv ...", flush=True)
     pip = [str(BIN / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    check(*pip, "-e", spec, cwd=ROOT)
+    held: list[str] = []
+    if "embeddings" in extras:
+        check(*pip, TORCH_CPU, cwd=ROOT)
+        constraint = VENV / "torch-constraint.txt"
+        constraint.write_text(TORCH_CPU + "\n")
+        held = ["--constraint", str(constraint)]
+    check(*pip, *held, "-e", spec, cwd=ROOT)
     stamp.write_text(wanted)
 
 

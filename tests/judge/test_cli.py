@@ -56,13 +56,15 @@ def test_the_rubric_and_repeats_are_recorded(polygon: Polygon, tmp_path: Path) -
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--judge", "llm"), "not available yet"),
+        (("--judge", "llm"), "POLYGON_JUDGE_MODEL"),
         (("--rubric", "v7"), "not a built-in rubric"),
     ],
 )
 def test_bad_judge_options_are_refused(
-    polygon: Polygon, args: tuple[str, ...], message: str
+    polygon: Polygon, args: tuple[str, ...], message: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    for name in ("POLYGON_JUDGE_MODEL", "POLYGON_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)  # --judge llm without a judge model
     code, _, err = polygon("run", str(EXAMPLE_SUITE), *args)
     assert code != 0
     assert message in err

@@ -6,7 +6,7 @@ import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.markup import escape
@@ -30,10 +30,14 @@ from polygon_voice.cli.persona_runs import (
     run_persona_config,
     with_stored_personas,
 )
-from polygon_voice.judge import DEFAULT_RUBRIC, Judging, RubricError, load_rubric
+from polygon_voice.cli.probes import ProbesOption, probing_for
+from polygon_voice.judge import BUILTIN, DEFAULT_RUBRIC, Judging, RubricError, load_rubric
 from polygon_voice.judge.run import JudgeUnavailable, judge_named
+from polygon_voice.llm import LLMClient, LLMConfigError, Usage, load_llm_config, make_client
 from polygon_voice.model import CaseScore, ConversationResult
+from polygon_voice.model.judgement import Judgement
 from polygon_voice.noise import NoiseError
+from polygon_voice.probes import Probing
 from polygon_voice.report import write_run_files
 from polygon_voice.report.terminal import (
     axes_table,
@@ -43,6 +47,7 @@ from polygon_voice.report.terminal import (
     end_reason_table,
     fix_list_table,
     gate_table,
+    judgement_view,
     runs_table,
     verdict_table,
 )
@@ -90,21 +95,33 @@ def run(
         bool, typer.Option("--gate", help="Exit 1 when the release gate (REL-1..4) fails.")
     ] = False,
     judge: Annotated[
-        str, typer.Option(help="Who scores the rubric: deterministic (llm: not available yet).")
-    ] = "deterministic",
+        str | None,
+        typer.Option(
+            help="Who scores the rubric: deterministic or llm (the judge role's model). "
+            "[default: deterministic; a resumed run: its own]"
+        ),
+    ] = None,
     rubric: Annotated[
-        str, typer.Option(help="Rubric: v1, v2 or a rubric YAML file.")
-    ] = DEFAULT_RUBRIC,
+        str | None,
+        typer.Option(help="Rubric: v1, v2 or a rubric YAML file. [default: v2; resumed: its own]"),
+    ] = None,
     judge_repeats: Annotated[
-        int, typer.Option(min=1, help="Judge each call K times; the median counts (RUB-5).")
-    ] = 1,
+        int | None,
+        typer.Option(
+            min=1,
+            help="Judge each call K times; the median counts (RUB-5). [default: 1; resumed: own]",
+        ),
+    ] = None,
     llm_config: LlmConfigOption = None,
+    probes: ProbesOption = None,
     db: DbOption = None,
 ) -> None:
     """Run a suite against an agent; store every call; write report.json and transcripts.jsonl."""
     loaded = _load(suite)
-    judging = judging_for(judge, rubric, judge_repeats)
     store = open_store(db)
+    judge, rubric, judge_repeats = judging_options(store, resume, judge, rubric, judge_repeats)
+    judging = judging_for(judge, rubric, judge_repeats, llm_config)
+    probing = probing_for(probes, llm_config)  # built-in deterministic probes by default
     record, tally = execute_run(
         store,
         loaded,
@@ -115,6 +132,7 @@ def run(
         noise,
         llm_config=llm_config,
         judging=judging,
+        probing=probing,
     )
     out_dir = out or Path(".polygon") / "runs" / record.id
     report, transcripts = write_run_files(store, store.get_run(record.id), out_dir)
@@ -139,6 +157,7 @@ def execute_run(
     *,
     llm_config: Path | None = None,
     judging: Judging | None = None,
+    probing: Probing | None = None,
 ) -> tuple[RunRecord, RunTally]:
     """Check, start (or resume) and finish one run with a progress bar; exits on bad input."""
     loaded = with_stored_personas(store, loaded)  # persona_ref: from the database
@@ -164,19 +183,79 @@ def execute_run(
         skip=frozenset(done),
         caller_client=caller_client,
         judging=judging,
+        probing=probing,  # None: no probes stage
     )
     tally = _run_with_progress(runner, store, record, total=count_calls(loaded.suite) - len(done))
-    usage = {"llm_usage": caller_client.usage.to_dict()} if caller_client is not None else None
-    store.finish_run(record.id, "finished", datetime.now(UTC), config_updates=usage)
+    usage = merged_usage(caller_client.usage if caller_client else None, judging.usage)
+    updates = {"llm_usage": usage} if usage is not None else None
+    store.finish_run(record.id, "finished", datetime.now(UTC), config_updates=updates)
     return record, tally
 
 
-def judging_for(judge: str, rubric: str, repeats: int) -> Judging:
+def merged_usage(*usages: Usage | None) -> dict[str, Any] | None:
+    """The caller's and the judge's model usage as one `llm_usage` (None when neither ran)."""
+    present = [u for u in usages if u is not None]
+    if not present:
+        return None
+    total = Usage()
+    for usage in present:
+        for role, tally in usage.roles.items():
+            total.roles[role].add(tally)
+    return total.to_dict()
+
+
+def judging_for(judge: str, rubric: str, repeats: int, llm_config: Path | None = None) -> Judging:
     """The run's judge, rubric and repeats from the command line; exits on a bad one."""
     try:
-        return Judging(judge_named(judge), load_rubric(rubric), repeats)
+        return Judging(
+            judge_named(judge, _judge_client(judge, llm_config)), load_rubric(rubric), repeats
+        )
     except (JudgeUnavailable, RubricError) as exc:
         fail(str(exc))
+
+
+def _judge_client(judge: str, llm_config: Path | None) -> LLMClient | None:
+    # Only `--judge llm` reads the LLM settings: the deterministic judge needs no model.
+    if judge != "llm":
+        return None
+    try:
+        settings = load_llm_config(llm_config)
+        return make_client(settings, "judge") if settings.is_configured("judge") else None
+    except LLMConfigError as exc:
+        fail(str(exc))
+
+
+def judging_options(
+    store: Store, resume: str | None, judge: str | None, rubric: str | None, repeats: int | None
+) -> tuple[str, str, int]:
+    """The judge options of a run; a resumed run keeps its own and refuses others, so that one
+    run's judgements are all made the same way (comparable, RUB-6)."""
+    if resume is None:
+        return judge or "deterministic", rubric or DEFAULT_RUBRIC, repeats or 1
+    try:
+        record = store.get_run(resume)
+    except StoreError as exc:
+        fail(str(exc))
+    config = record.config
+    was_judge = str(config.get("judge", "deterministic"))
+    was_rubric = str(config.get("rubric", DEFAULT_RUBRIC))
+    was_repeats = int(config.get("judge_repeats", 1))
+    started = f"run {record.id} was started with"
+    if judge is not None and judge != was_judge:
+        fail(f"{started} --judge {was_judge}; resume it with the same judge (or leave it out)")
+    if repeats is not None and repeats != was_repeats:
+        fail(f"{started} --judge-repeats {was_repeats}; resume it with the same (or leave it out)")
+    if rubric is None:
+        if was_rubric not in BUILTIN:
+            fail(f"{started} the rubric file version {was_rubric}; pass --rubric FILE again")
+        rubric = was_rubric
+    try:
+        version = load_rubric(rubric).version
+    except RubricError as exc:
+        fail(str(exc))
+    if version != was_rubric:
+        fail(f"{started} rubric {was_rubric}, not {version}; resume it with the same rubric")
+    return was_judge, rubric, was_repeats
 
 
 def print_three_layer(columns: dict[str, RunSummary]) -> None:
@@ -356,9 +435,16 @@ def show(
         str | None,
         typer.Option("--conversation", "-c", help="Show this conversation turn by turn."),
     ] = None,
+    judgement_set: Annotated[
+        str,
+        typer.Option(
+            "--judgement-set",
+            help="Which judgement set to show: '' (the run's own, default) or a rejudge's name.",
+        ),
+    ] = "",
     db: DbOption = None,
 ) -> None:
-    """Show a stored run, or one of its conversations turn by turn."""
+    """Show a stored run, or one of its conversations turn by turn with its judgement."""
     store = open_store(db)
     try:
         record = store.get_run(run_id)
@@ -368,11 +454,21 @@ def show(
                 f"(seed {record.seed}, {record.status})"
             )
             console.print(conversations_table(store.iter_summaries(record.id), title))
+            sets = store.stage_result_names(record.id, "judge")
+            if any(sets):  # rejudged: say which sets exist and how to see one
+                names = ", ".join(repr(name) for name in sets)
+                console.print(f"Judgement sets: {escape(names)} (--judgement-set NAME)")
             return
         console.print(conversation_view(store.get_conversation(record.id, conversation)))
         checks = store.get_stage_result(record.id, conversation, "checks")
         if checks is not None:
             console.print(case_view(CaseScore.model_validate(checks)))
+        judged = store.get_stage_result(record.id, conversation, "judge", judgement_set)
+        if judged is not None:
+            label = f"set '{judgement_set}'" if judgement_set else "the run's own"
+            console.print(judgement_view(Judgement.model_validate(judged), label))
+        elif judgement_set:
+            fail(f"conversation {conversation} has no judgement in set '{judgement_set}'")
     except StoreError as exc:
         fail(str(exc))
 

@@ -1,6 +1,20 @@
-"""The judge stage: rubrics, the composite, hard gates and the deterministic judge."""
+"""The judge stage: rubrics, the composite, hard gates, the deterministic and LLM judges.
 
-from polygon_voice.judge.base import Judge, JudgeInput, RawScore, judge_conversation
+The LLM judge lives in `judge.llm` and is imported on use, so this package never loads the
+LLM client.
+"""
+
+from polygon_voice.judge.base import (
+    AnyJudge,
+    AsyncJudge,
+    Judge,
+    JudgeInput,
+    JudgeRun,
+    RawScore,
+    build_judgement,
+    judge_conversation,
+    judge_conversation_async,
+)
 from polygon_voice.judge.composite import Composite, combine_repeats, composite, read_score
 from polygon_voice.judge.deterministic import DeterministicJudge
 from polygon_voice.judge.gates import fired_gates
@@ -13,7 +27,7 @@ from polygon_voice.judge.rubric import (
     RubricError,
     load_rubric,
 )
-from polygon_voice.judge.run import JUDGES, Judging, judge_stage
+from polygon_voice.judge.run import JUDGES, Judging, judge_stage, judge_stage_async
 
 __all__ = [
     "BUILTIN",
@@ -21,19 +35,25 @@ __all__ = [
     "JUDGES",
     "V1",
     "V2",
+    "AnyJudge",
+    "AsyncJudge",
     "Composite",
     "DeterministicJudge",
     "Judge",
     "JudgeInput",
+    "JudgeRun",
     "Judging",
     "RawScore",
     "Rubric",
     "RubricError",
+    "build_judgement",
     "combine_repeats",
     "composite",
     "fired_gates",
     "judge_conversation",
+    "judge_conversation_async",
     "judge_stage",
+    "judge_stage_async",
     "load_rubric",
     "read_score",
 ]

@@ -4,38 +4,66 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from polygon_voice.checks.conversation import check_conversation
-from polygon_voice.judge.base import Judge, JudgeInput, judge_conversation
+from polygon_voice.judge.base import (
+    AnyJudge,
+    JudgeInput,
+    judge_conversation,
+    judge_conversation_async,
+)
 from polygon_voice.judge.deterministic import DeterministicJudge
 from polygon_voice.judge.rubric import V2, Rubric
+from polygon_voice.llm.usage import Usage
 from polygon_voice.model import CaseScore, ConversationResult, Scenario, Suite
 from polygon_voice.model.judgement import ConversationChecks, Judgement
 
-JUDGES = ("deterministic",)
-# Named so that `--judge llm` says what it is rather than "no such judge".
-COMING = {"llm": "the LLM judge is not available yet; use --judge deterministic"}
+if TYPE_CHECKING:
+    from polygon_voice.llm import LLMClient
+
+JUDGES = ("deterministic", "llm")
 
 
 class JudgeUnavailable(ValueError):
-    """A judge name that cannot be used (unknown, or not built yet)."""
+    """A judge name that cannot be used (unknown, or its model is not configured)."""
 
 
-def judge_named(name: str) -> Judge:
-    """The judge called `name`."""
+def judge_named(name: str, client: LLMClient | None = None) -> AnyJudge:
+    """The judge called `name`; `llm` needs the `judge` role's client."""
     if name == "deterministic":
         return DeterministicJudge()
-    raise JudgeUnavailable(COMING.get(name, f"no judge {name!r}; known: {', '.join(JUDGES)}"))
+    if name == "llm":
+        if client is None:
+            raise JudgeUnavailable(
+                "--judge llm needs a judge model: set POLYGON_JUDGE_MODEL (and POLYGON_BASE_URL) "
+                "or llm.judge.model in the --llm-config file"
+            )
+        from polygon_voice.judge.llm import LLMJudge  # imports the LLM client only when used
+
+        return LLMJudge(client)
+    raise JudgeUnavailable(f"no judge {name!r}; known: {', '.join(JUDGES)}")
 
 
 @dataclass(frozen=True)
 class Judging:
     """How a run judges its conversations: which judge, which rubric, how many repeats."""
 
-    judge: Judge = field(default_factory=DeterministicJudge)
+    judge: AnyJudge = field(default_factory=DeterministicJudge)
     rubric: Rubric = V2
     repeats: int = 1
+
+    @property
+    def usage(self) -> Usage | None:
+        """What the judge's model calls cost (None for a judge without a model)."""
+        usage = getattr(getattr(self.judge, "client", None), "usage", None)
+        return usage if isinstance(usage, Usage) else None
+
+    async def aclose(self) -> None:
+        """Close a model judge's connections; nothing to do for the deterministic judge."""
+        close = getattr(self.judge, "aclose", None)
+        if close is not None:
+            await close()
 
 
 def judge_stage(
@@ -46,7 +74,30 @@ def judge_stage(
     case: CaseScore | None = None,
     initial: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
 ) -> tuple[ConversationChecks, Judgement]:
-    """The conversation checks and the judgement of one call (stages conversation_checks, judge)."""
+    """The conversation checks and the judgement of one call (stages conversation_checks, judge).
+
+    For a synchronous judge only; the runner uses `judge_stage_async`, which takes either.
+    """
     checks = check_conversation(result, [*suite.forbidden_phrases, *scenario.forbidden_phrases])
     given = JudgeInput(result, scenario.persona, checks, case, initial or {})
-    return checks, judge_conversation(judging.judge, judging.rubric, given, judging.repeats)
+    if hasattr(judging.judge, "run"):
+        raise TypeError(f"the {judging.judge.name} judge is asynchronous: use judge_stage_async")
+    judge: Any = judging.judge
+    return checks, judge_conversation(judge, judging.rubric, given, judging.repeats)
+
+
+async def judge_stage_async(
+    judging: Judging,
+    suite: Suite,
+    scenario: Scenario,
+    result: ConversationResult,
+    case: CaseScore | None = None,
+    initial: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
+) -> tuple[ConversationChecks, Judgement]:
+    """`judge_stage` for any judge, on the running event loop."""
+    checks = check_conversation(result, [*suite.forbidden_phrases, *scenario.forbidden_phrases])
+    given = JudgeInput(result, scenario.persona, checks, case, initial or {})
+    judgement = await judge_conversation_async(
+        judging.judge, judging.rubric, given, judging.repeats
+    )
+    return checks, judgement

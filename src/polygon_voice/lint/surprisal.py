@@ -28,7 +28,7 @@ W_JARGON = 0.05
 W_UNUSUAL = 0.1
 _WORDFREQ_CODE = {"en": "en", "de": "de", "ru": "ru", "hr": "sh"}  # Croatian: Serbo-Croatian
 # Code, placeholders and format masks (YYYY-MM-DD) are names the model is told, not wording.
-_TOKEN = re.compile(
+TOKEN = re.compile(
     r"`[^`\n]*`|\{[^}\n]*\}|\b[A-Z]{1,4}(?:[-/.:][A-Z]{1,4})+\b|[^\W\d_]+(?:['\u2019][^\W\d_]+)?"
 )
 
@@ -54,7 +54,7 @@ def surprisal(prompt: Prompt, language: str) -> list[Finding]:
     findings = []
     for sentence in prompt.sentences:
         scores = []
-        for match in _TOKEN.finditer(prompt.text, sentence.start, sentence.end):
+        for match in TOKEN.finditer(prompt.text, sentence.start, sentence.end):
             token = match.group()
             if token[0] in "`{" or not token.isalpha():
                 continue

@@ -25,6 +25,7 @@ from polygon_voice.model.events import (
 )
 from polygon_voice.model.noise import Edit, EditKind, Heard
 from polygon_voice.model.persona import Outcome, Persona, PersonaType
+from polygon_voice.model.probes import ProbeAnswer, ProbeResults
 from polygon_voice.model.suite import (
     BargeInStep,
     EngineSettings,
@@ -91,6 +92,8 @@ __all__ = [
     "Persona",
     "PersonaType",
     "PrepareToolCall",
+    "ProbeAnswer",
+    "ProbeResults",
     "RootCause",
     "Rule",
     "RulesStub",

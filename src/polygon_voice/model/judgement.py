@@ -62,6 +62,10 @@ class CriterionResult(_Record):
     evidence: str = ""
     turn: int | None = None
     reason: str = ""
+    evidence_found: bool | None = Field(
+        default=None,
+        description="an LLM judge's quote found in the transcript; None when not checked",
+    )
 
 
 class Judgement(_Record):
@@ -78,3 +82,16 @@ class Judgement(_Record):
     verdict: Verdict
     gates_failed: list[str] = Field(default_factory=list)
     reasons: list[str] = Field(default_factory=list)
+    # Added for the LLM judge; empty for the deterministic one, so older records still load.
+    evidence_not_found: list[str] = Field(
+        default_factory=list, description="criteria whose quoted evidence is not in the transcript"
+    )
+    errors: list[str] = Field(
+        default_factory=list, description="model errors and unreadable answers, one per repeat"
+    )
+    prompt: list[dict[str, str]] | None = Field(
+        default=None, description="the messages sent to an LLM judge (the same for every repeat)"
+    )
+    raw_answers: list[str | None] = Field(
+        default_factory=list, description="each repeat's answer as received; None: no answer"
+    )

@@ -11,16 +11,19 @@ from typing import Any, TextIO
 from polygon_voice.checks import RunSummary
 from polygon_voice.model import AXES, CaseScore, ConversationResult
 from polygon_voice.noise import caller_wer
+from polygon_voice.probes.summary import report_rows, run_compliance, stored_answers
 from polygon_voice.store import RunRecord, Store
 
 REPORT_FILE = "report.json"
 TRANSCRIPTS_FILE = "transcripts.jsonl"
 
 
-def write_run_files(store: Store, run: RunRecord, out_dir: Path) -> tuple[Path, Path]:
+def write_run_files(
+    store: Store, run: RunRecord, out_dir: Path, judgement_set: str = ""
+) -> tuple[Path, Path]:
     """Write both files for a stored run; returns their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    return write_report(store, run, out_dir / REPORT_FILE), write_transcripts(
+    return write_report(store, run, out_dir / REPORT_FILE, judgement_set), write_transcripts(
         store, run.id, out_dir / TRANSCRIPTS_FILE
     )
 
@@ -36,15 +39,20 @@ def write_transcripts(store: Store, run_id: str, path: Path) -> Path:
     return path
 
 
-def write_report(store: Store, run: RunRecord, path: Path) -> Path:
-    """The run's report: its identity, one entry per conversation, and a summary."""
+def write_report(store: Store, run: RunRecord, path: Path, judgement_set: str = "") -> Path:
+    """The run's report: its identity, one entry per conversation, and a summary.
+
+    `judgement_set` picks the judge's named set ("" is the run's own; a rejudge adds others).
+    """
     tmp = path.with_name(path.name + ".tmp")
     with tmp.open("w", encoding="utf-8") as out:
         out.write("{\n")
-        for key, value in run_header(run).items():
+        header = {**run_header(run), "judgement_set": judgement_set}
+        for key, value in header.items():
             out.write(f"  {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)},\n")
-        summary = _write_conversations(store, run.id, out)
+        summary = _write_conversations(store, run.id, out, judgement_set)
         out.write(f',\n  "summary": {json.dumps(summary, ensure_ascii=False)}')
+        _write_probes(store, run.id, out)
         _write_cases(store, run.id, out)
         out.write("\n}\n")
     tmp.replace(path)
@@ -75,6 +83,7 @@ def conversation_entry(
     result: ConversationResult,
     judgement: dict[str, Any] | None = None,
     checks: dict[str, Any] | None = None,
+    probes: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report's entry for one conversation; later stages add their own keys here."""
     entry: dict[str, Any] = {
@@ -91,6 +100,8 @@ def conversation_entry(
         entry["judgement"] = judgement_entry(judgement)
     if checks is not None:
         entry["checks"] = {k: v for k, v in checks.items() if k != "stage"}
+    if probes is not None:
+        entry["probes"] = probes.get("answers", [])  # each with its evidence quote and turn
     return entry
 
 
@@ -102,6 +113,9 @@ def judgement_entry(data: dict[str, Any]) -> dict[str, Any]:
         "gates_failed": data.get("gates_failed", []),
         "reasons": data.get("reasons", []),
         "criteria": data.get("criteria", {}),
+        # The LLM judge's flags; the prompt and raw answers stay in the database (large).
+        "evidence_not_found": data.get("evidence_not_found", []),
+        "errors": data.get("errors", []),
     }
 
 
@@ -125,17 +139,22 @@ class _Aligned:
         return data
 
 
-def _write_conversations(store: Store, run_id: str, out: TextIO) -> dict[str, Any]:
+def _write_conversations(
+    store: Store, run_id: str, out: TextIO, judgement_set: str = ""
+) -> dict[str, Any]:
     # Streamed entry by entry, so a run of any size is never held in memory.
     reasons: Counter[str] = Counter()
     verdicts: Counter[str] = Counter()
     composite_total, composites = 0.0, 0  # a running mean: nothing grows with the run
     turns = calls = count = 0
-    judged = _Aligned(store.iter_stage_results(run_id, "judge"))
+    judged = _Aligned(store.iter_stage_results(run_id, "judge", judgement_set))
     checked = _Aligned(store.iter_stage_results(run_id, "conversation_checks"))
+    probed = _Aligned(store.iter_stage_results(run_id, "probes"))
     out.write('  "conversations": [')
     for result in store.iter_conversations(run_id):
-        entry = conversation_entry(result, judged.get(result.id), checked.get(result.id))
+        entry = conversation_entry(
+            result, judged.get(result.id), checked.get(result.id), probed.get(result.id)
+        )
         out.write(("\n    " if count == 0 else ",\n    ") + json.dumps(entry, ensure_ascii=False))
         count += 1
         turns += entry["turns"]
@@ -157,6 +176,13 @@ def _write_conversations(store: Store, run_id: str, out: TextIO) -> dict[str, An
         summary["verdicts"] = dict(sorted(verdicts.items()))
         summary["mean_composite"] = round(composite_total / composites, 2) if composites else None
     return summary
+
+
+def _write_probes(store: Store, run_id: str, out: TextIO) -> None:
+    # Compliance per probe wording with its Wilson interval (PROBE-2, -4); absent without probes.
+    rows = report_rows(run_compliance(answers for _, answers in stored_answers(store, run_id)))
+    if rows:
+        out.write(f',\n  "probes": {json.dumps(rows, ensure_ascii=False)}')
 
 
 def case_entry(score: CaseScore) -> dict[str, Any]:

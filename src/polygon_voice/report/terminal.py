@@ -15,6 +15,7 @@ from rich.text import Text
 
 from polygon_voice.checks import RunSummary
 from polygon_voice.model import CaseScore, ConversationResult, Speaker
+from polygon_voice.model.judgement import Judgement
 from polygon_voice.noise import caller_wer
 from polygon_voice.store import ConversationSummary, RunRecord
 
@@ -237,4 +238,44 @@ def case_view(score: CaseScore) -> Table:
         table.add_row("root cause", Text(layer), Text(f"{cause.cause}: {cause.evidence}"))
     if score.gate_breaks:
         table.add_row("release gate", "", Text("breaks " + ", ".join(score.gate_breaks)))
+    return table
+
+
+_STATUS_STYLE = {"scored": "", "missing": "red", "unscored": "dim"}
+
+
+def judgement_view(judgement: Judgement, label: str = "") -> Table:
+    """A judgement: each criterion's score, status and evidence, then composite and verdict."""
+    composite = "n/a" if judgement.composite is None else f"{judgement.composite:.2f}"
+    partial = ", partial" if judgement.partial else ""
+    title = (
+        f"Judgement ({judgement.judge} judge, rubric {judgement.rubric_version}, "
+        f"k={judgement.repeats}{', ' + label if label else ''}): {judgement.verdict}, "
+        f"composite {composite}{partial}"
+    )
+    table = Table(title=title, title_justify="left")
+    for column in ("criterion", "score", "status", "evidence", "why"):
+        table.add_column(column)
+    for cid, criterion in judgement.criteria.items():
+        score = "—" if criterion.score is None else f"{criterion.score:g}"
+        evidence = Text(criterion.evidence)
+        if criterion.evidence_found is False:  # a quote the transcript does not contain
+            evidence.append("  (not in the transcript)", style="bold red")
+        table.add_row(
+            cid,
+            score,
+            Text(criterion.status, style=_STATUS_STYLE.get(criterion.status, "")),
+            evidence,
+            Text(criterion.reason),
+        )
+    verdict = Text(judgement.verdict, style=_VERDICT_STYLE.get(judgement.verdict, ""))
+    table.add_row(
+        Text("verdict", style="bold"), composite, verdict, Text("; ".join(judgement.reasons))
+    )
+    if judgement.gates_failed:
+        table.add_row("gates failed", "", "", Text(", ".join(judgement.gates_failed), style="red"))
+    if judgement.unscored:
+        table.add_row("unscored", "", "", Text(", ".join(judgement.unscored), style="dim"))
+    for error in judgement.errors:
+        table.add_row("judge error", "", "", Text(error, style="red"))
     return table

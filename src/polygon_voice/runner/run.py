@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING
 from polygon_voice.agents import AgentFactory
 from polygon_voice.checks import RunSummary, is_case, score_case
 from polygon_voice.conversation import Hearing
-from polygon_voice.judge import Judging, judge_stage
+from polygon_voice.judge import Judging, judge_stage_async
 from polygon_voice.model import CaseScore, ConversationResult, EndReason, Suite
 from polygon_voice.model.judgement import Judgement
+from polygon_voice.probes import Probing, probe_stage
 from polygon_voice.runner.build import AgentBuildError, CallBuilder, failed_call, merged_records
 from polygon_voice.runner.plan import PlannedCall, plan_calls
 from polygon_voice.store import Store
@@ -78,6 +79,7 @@ class SuiteRunner:
     on_finished: OnFinished | None = None
     caller_client: LLMClient | None = None  # for `caller: llm` scenarios (see CallBuilder)
     judging: Judging | None = field(default_factory=Judging)  # None: no judge stage
+    probing: Probing | None = None  # None: no probes stage (`polygon run` passes its own)
 
     def run(self) -> RunTally:
         """Run to completion (blocking)."""
@@ -102,6 +104,10 @@ class SuiteRunner:
             if self.caller_client is not None:
                 # Its HTTP connections belong to this event loop; the client reopens if reused.
                 await self.caller_client.aclose()
+            if self.judging is not None:
+                await self.judging.aclose()  # the judge model's client, likewise
+            if self.probing is not None and self.probing.client is not None:
+                await self.probing.client.aclose()  # the probe model's client, likewise
         return tally
 
     async def _worker(
@@ -116,9 +122,13 @@ class SuiteRunner:
             except Exception as exc:  # a scoring bug must not lose the conversation
                 tally.errors.append((result.id, f"checks failed: {type(exc).__name__}: {exc}"))
             try:  # on its own: a judge bug must not lose the three-layer checks either
-                stages.extend(self._judged(builder, planned, result, stages))
+                stages.extend(await self._judged(builder, planned, result, stages))
             except Exception as exc:
                 tally.errors.append((result.id, f"judge failed: {type(exc).__name__}: {exc}"))
+            try:  # after the judge and apart from it: probes never feed the verdict (PROBE-3)
+                stages.extend(await self._probed(builder, planned, result))
+            except Exception as exc:
+                tally.errors.append((result.id, f"probes failed: {type(exc).__name__}: {exc}"))
             self.store.add_conversation_with_results(self.run_id, planned.index, result, stages)
             tally.add(result)
             for _, _, score in stages:
@@ -133,7 +143,7 @@ class SuiteRunner:
             # otherwise pile up until the run ends and make memory grow with its size.
             await asyncio.sleep(0)
 
-    def _judged(
+    async def _judged(
         self,
         builder: CallBuilder,
         planned: PlannedCall,
@@ -145,10 +155,22 @@ class SuiteRunner:
             return []
         case = next((s for _, _, s in stages if isinstance(s, CaseScore)), None)
         initial = merged_records(builder.suite.backend, planned.scenario.backend)
-        checks, judgement = judge_stage(
+        checks, judgement = await judge_stage_async(
             self.judging, builder.suite, planned.scenario, result, case, initial
         )
         return [("conversation_checks", "", checks), ("judge", "", judgement)]
+
+    async def _probed(
+        self, builder: CallBuilder, planned: PlannedCall, result: ConversationResult
+    ) -> list[StageResult]:
+        # Stage "probes": reads the conversation (and the case's backend), not the judgement.
+        if self.probing is None:
+            return []
+        initial = merged_records(builder.suite.backend, planned.scenario.backend)
+        probes = await probe_stage(
+            self.probing, result, planned.scenario, builder.suite.tools, initial
+        )
+        return [("probes", "", probes)]
 
 
 def stage_results(

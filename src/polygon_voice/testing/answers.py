@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +45,10 @@ def answer_for(rule: Rule | None, request: ScriptedRequest, number: int, latency
         return error_answer(rule.error, message, delay=delay, headers=headers)
     if rule.raw is not None:
         return Answer(status=200, body=rule.raw.encode("utf-8"), delay=delay)
+    if rule.logprobs is not None:
+        return Answer(
+            status=200, body=_text_completion(rule.logprobs, request, number), delay=delay
+        )
     return Answer(status=200, body=_completion(rule, request, number), delay=delay)
 
 
@@ -90,6 +96,41 @@ def _completion(rule: Rule, request: ScriptedRequest, number: int) -> bytes:
             "completion_tokens": tokens_out,
             "total_tokens": tokens_in + tokens_out,
         },
+    }
+    return json.dumps(completion).encode("utf-8")
+
+
+def _text_completion(logprobs: dict[str, float], request: ScriptedRequest, number: int) -> bytes:
+    # A legacy completion echoing the prompt with its log-probabilities, as vLLM and llama.cpp
+    # give for `echo: true, logprobs: 1, max_tokens: 0`. Tokens are words with their leading
+    # space, so the test can name each token's log-probability by its word.
+    prompt = request.body.get("prompt")
+    text = prompt if isinstance(prompt, str) else ""
+    tokens = re.findall(r"\s*[\w']+|\s*[^\w\s]+|\s+", text)
+    default = logprobs.get("*", -1.0)
+    values: list[float | None] = [logprobs.get(t.strip(), default) for t in tokens]
+    if values:
+        values[0] = None  # the first token has no context, as on a real server
+    offsets = list(itertools.accumulate((len(t) for t in tokens[:-1]), initial=0))
+    completion = {
+        "id": f"cmpl-fake-{number}",
+        "object": "text_completion",
+        "created": int(time.time()),
+        "model": str(request.body.get("model", "fake")),
+        "choices": [
+            {
+                "index": 0,
+                "text": text,
+                "logprobs": {
+                    "tokens": tokens,
+                    "token_logprobs": values,
+                    "text_offset": offsets if tokens else [],
+                    "top_logprobs": None,
+                },
+                "finish_reason": "length",
+            }
+        ],
+        "usage": {"prompt_tokens": len(tokens), "completion_tokens": 0},
     }
     return json.dumps(completion).encode("utf-8")
 

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-ANSWER_KINDS = ("text", "json", "tool_calls", "error", "hang", "raw")
+ANSWER_KINDS = ("text", "json", "tool_calls", "error", "hang", "raw", "logprobs")
 ROLE_MARKER = re.compile(r"polygon-role:\s*(\w+)")
 
 
@@ -35,7 +35,9 @@ class Rule(BaseModel):
     `structured` (whether the request asks for a JSON schema). `times` limits how often the
     rule answers. Answers: `text` (with or without `tool_calls`), `json`, `tool_calls`,
     `error` (an HTTP status, with `retry_after` and `message`), `hang` (seconds of silence,
-    then the connection closes), `raw` (a response body sent as is: malformed JSON, say).
+    then the connection closes), `raw` (a response body sent as is: malformed JSON, say),
+    `logprobs` (for POST /completions with `echo`: the prompt's log-probabilities, per word
+    token; "*" gives the rest, default -1.0).
     """
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
@@ -56,6 +58,7 @@ class Rule(BaseModel):
     message: str | None = None
     hang: float | None = Field(default=None, gt=0)
     raw: str | None = None
+    logprobs: dict[str, float] | None = None
     latency: float | None = Field(default=None, ge=0)
     tokens_in: int | None = Field(default=None, ge=0)
     tokens_out: int | None = Field(default=None, ge=0)

@@ -177,7 +177,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         fake = self.server.fake
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        # /completions too: prompt log-probabilities (a rule with `logprobs`) for the lint.
+        if not self.path.rstrip("/").endswith("/completions"):
             self._send(error_answer(404, f"fake LLM server: no route {self.path}"))
             return
         try:

