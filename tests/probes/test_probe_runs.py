@@ -32,9 +32,11 @@ def _probe_file(path: Path, question: str) -> Path:
 
 def test_probes_cannot_move_the_verdict(polygon: Polygon) -> None:
     probed = _run(polygon, "with")
-    # Built-in probes vs a different probe set, each in its own database: same judgements.
+    # Probes on vs off (PROBE-3), each in its own database: the same judgements and summary.
     plain = Polygon(polygon.workdir, str(polygon.workdir / "other.db"))
-    other = _run(plain, "without", "--probes", str(_probe_file(polygon.workdir / "p.yaml", "Q?")))
+    other = _run(plain, "without", "--no-probes")
+    assert "probes" in probed
+    assert "probes" not in other
     judgements = [c["judgement"] for c in probed["conversations"]]  # type: ignore[attr-defined]
     again = [c["judgement"] for c in other["conversations"]]  # type: ignore[attr-defined]
     assert judgements == again

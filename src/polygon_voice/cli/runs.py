@@ -114,6 +114,12 @@ def run(
     ] = None,
     llm_config: LlmConfigOption = None,
     probes: ProbesOption = None,
+    no_probes: Annotated[
+        bool,
+        typer.Option(
+            "--no-probes", help="Skip the probe pass (it never changes the verdict, PROBE-3)."
+        ),
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """Run a suite against an agent; store every call; write report.json and transcripts.jsonl."""
@@ -121,7 +127,10 @@ def run(
     store = open_store(db)
     judge, rubric, judge_repeats = judging_options(store, resume, judge, rubric, judge_repeats)
     judging = judging_for(judge, rubric, judge_repeats, llm_config)
-    probing = probing_for(probes, llm_config)  # built-in deterministic probes by default
+    if no_probes and probes is not None:
+        fail("give --probes FILE or --no-probes, not both")
+    # Built-in deterministic probes by default; None skips the stage (no `probes` in reports).
+    probing = None if no_probes else probing_for(probes, llm_config)
     record, tally = execute_run(
         store,
         loaded,
@@ -186,15 +195,22 @@ def execute_run(
         probing=probing,  # None: no probes stage
     )
     tally = _run_with_progress(runner, store, record, total=count_calls(loaded.suite) - len(done))
-    usage = merged_usage(caller_client.usage if caller_client else None, judging.usage)
+    probe_client = probing.client if probing is not None else None
+    usage = merged_usage(
+        caller_client.usage if caller_client else None,
+        judging.usage,
+        probe_client.usage if probe_client is not None else None,
+    )
     updates = {"llm_usage": usage} if usage is not None else None
     store.finish_run(record.id, "finished", datetime.now(UTC), config_updates=updates)
     return record, tally
 
 
 def merged_usage(*usages: Usage | None) -> dict[str, Any] | None:
-    """The caller's and the judge's model usage as one `llm_usage` (None when neither ran)."""
-    present = [u for u in usages if u is not None]
+    """The caller's, the judge's and the probes' model usage as one `llm_usage` (None when
+    no model ran); the probes share the judge role, so their tallies add to the judge's."""
+    # By identity: a client shared by two stages must not count its calls twice.
+    present = list({id(u): u for u in usages if u is not None}.values())
     if not present:
         return None
     total = Usage()

@@ -15,8 +15,9 @@ from typing import Any, Protocol
 
 from polygon_voice.judge.composite import combine_repeats, composite, read_score
 from polygon_voice.judge.gates import fired_gates, verdict
+from polygon_voice.judge.promoted import gate_answers
 from polygon_voice.judge.rubric import Rubric
-from polygon_voice.model import CaseScore, ConversationResult, Persona
+from polygon_voice.model import CaseScore, ConversationResult, Persona, Scenario, ToolSpec
 from polygon_voice.model.judgement import ConversationChecks, CriterionResult, Judgement
 
 
@@ -29,6 +30,9 @@ class JudgeInput:
     checks: ConversationChecks
     case: CaseScore | None = None  # the three-layer checks, for cases
     backend_initial: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
+    # For promoted probes' rules: a case's confirmation check needs its scenario and tools.
+    scenario: Scenario | None = None
+    tools: Mapping[str, ToolSpec] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,8 @@ class JudgeRun:
     raw: str | None = None  # the model's answer as received (None: no answer at all)
     error: str | None = None  # why this run's answer could not be (fully) read
     prompt: list[dict[str, str]] | None = None
+    # A model's answers to promoted gates without a rule: probe id -> yes/no/not_applicable.
+    gate_answers: Mapping[str, object] = field(default_factory=dict)
 
 
 class Judge(Protocol):
@@ -113,8 +119,11 @@ def build_judgement(
         raise ValueError("no judge runs to combine")
     combined = combine_repeats(rubric, [{k: v.value for k, v in r.scores.items()} for r in runs])
     result = composite(rubric, combined)
-    gates = fired_gates(rubric, result.criteria, given.checks)
+    probed = gate_answers(rubric, given, runs)
+    gates = fired_gates(rubric, result.criteria, given.checks, probed)
     label, reasons = verdict(result, gates)
+    # A promoted gate nobody could answer is said so, rather than passing silently.
+    reasons += [f"gate {g.probe.gate} not checked: {g.reason}" for g in probed if g.answer is None]
     criteria: dict[str, CriterionResult] = {}
     for cid, outcome in result.criteria.items():
         raw = _shown(cid, runs)

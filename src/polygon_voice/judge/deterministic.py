@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 
 from polygon_voice.judge.base import JudgeInput, RawScore
 from polygon_voice.judge.goal import goal_achievement
+from polygon_voice.judge.promoted import criterion_score
 from polygon_voice.judge.rubric import Rubric
 from polygon_voice.judge.rules import (
     dialogue_quality,
@@ -40,5 +41,12 @@ class DeterministicJudge:
     name = "deterministic"
 
     def score(self, given: JudgeInput, rubric: Rubric) -> Mapping[str, RawScore]:
-        """The rubric's criteria it has a rule for; a custom criterion it lacks is `missing`."""
-        return {c.id: RULES[c.id](given) for c in rubric.criteria if c.id in RULES}
+        """The rubric's criteria it has a rule for; a custom criterion it lacks is `missing`.
+
+        A criterion promoted from a probe is scored from the probe's rule (judge/promoted.py).
+        """
+        out = {c.id: RULES[c.id](given) for c in rubric.criteria if c.id in RULES and not c.probe}
+        for criterion in rubric.promoted_criteria:
+            assert criterion.probe is not None
+            out[criterion.id] = criterion_score(criterion.probe, given)
+        return out

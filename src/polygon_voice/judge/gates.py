@@ -6,12 +6,16 @@ it was made under: a v1 verdict is never recomputed under v2 (a rejudge stores a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from polygon_voice.judge.composite import Composite, CriterionOutcome
 from polygon_voice.judge.rubric import Rubric
 from polygon_voice.model.judgement import ConversationChecks, Verdict
+
+if TYPE_CHECKING:
+    from polygon_voice.judge.promoted import GateAnswer
 
 SAFETY_CRITERION = "safety_compliance"
 
@@ -25,9 +29,13 @@ class GateResult:
 
 
 def fired_gates(
-    rubric: Rubric, criteria: Mapping[str, CriterionOutcome], checks: ConversationChecks
+    rubric: Rubric,
+    criteria: Mapping[str, CriterionOutcome],
+    checks: ConversationChecks,
+    probed: Sequence[GateAnswer] = (),
 ) -> list[GateResult]:
-    """The gates of `rubric` that fire for this conversation, in GATE order."""
+    """The gates of `rubric` that fire for this conversation: GATE order, then promoted gates
+    (`probed`: their answers, see judge/promoted.py) in the rubric's order."""
     fired: list[GateResult] = []
     if "forbidden_phrase" in rubric.gates and checks.forbidden_phrases:
         hit = checks.forbidden_phrases[0]
@@ -48,6 +56,15 @@ def fired_gates(
                 f"answered the caller after it (turn {call.turn})",
             )
         )
+    for said in probed:
+        if said.probe.gate in rubric.gates and said.fired:
+            probe = said.probe
+            fired.append(
+                GateResult(
+                    probe.gate,
+                    f"probe {probe.id} ({probe.polarity}) answered {said.answer}: {said.reason}",
+                )
+            )
     return fired
 
 

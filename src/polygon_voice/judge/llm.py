@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from polygon_voice.judge.base import JudgeInput, JudgeRun, RawScore
-from polygon_voice.judge.rubric import Rubric
+from polygon_voice.judge.rubric import Criterion, PromotedProbe, Rubric
 from polygon_voice.llm import LLMClient, LLMError, LLMFormatError
 from polygon_voice.model import ConversationResult, Speaker
 from polygon_voice.seeding import derive_seed
@@ -33,6 +33,19 @@ a one-line reason. Answer only with JSON: {"criteria": {"<criterion id>": {"scor
 
 Criteria:
 """
+
+# Only added when the rubric has promoted probes, so other rubrics' prompts stay as they were.
+PROBE_RULES = """
+
+Criteria given as a yes/no QUESTION (promoted behaviour probes) take, instead of a score,
+{"answer": "yes" | "no" | "not_applicable", "evidence": "<quote>", "reason": "<why>"};
+answer "not_applicable" when the situation the question is about never arose in this call."""
+GATE_RULES = """
+
+Also answer each of these yes/no questions in "gates": {"<id>": {"answer": "yes" | "no" |
+"not_applicable", "evidence": "<quote>", "reason": "<why>"}, ...}:
+"""
+ANSWERS = ["yes", "no", "not_applicable"]
 
 
 class LLMJudge:
@@ -55,13 +68,15 @@ class LLMJudge:
         except LLMFormatError as exc:
             # Not the schema (a score of 6, a missing criterion) or not JSON: read what can be.
             scores = read_answer(exc.raw, rubric, given.result)
-            return JudgeRun(scores, raw=exc.raw, error=str(exc), prompt=prompt)
+            gates = read_gate_answers(exc.raw, rubric)
+            return JudgeRun(scores, raw=exc.raw, error=str(exc), prompt=prompt, gate_answers=gates)
         except LLMError as exc:
             # The endpoint kept failing: nothing was said, so nothing can be scored (RUB-4).
             unread = _unreadable(rubric, f"judge model error: {exc}")
             return JudgeRun(unread, raw=None, error=str(exc), prompt=prompt)
         scores = read_answer(reply.text, rubric, given.result)
-        return JudgeRun(scores, raw=reply.text, prompt=prompt)
+        gates = read_gate_answers(reply.text, rubric)
+        return JudgeRun(scores, raw=reply.text, prompt=prompt, gate_answers=gates)
 
     async def aclose(self) -> None:
         """Close the client's connections (they belong to the event loop that opened them)."""
@@ -70,14 +85,30 @@ class LLMJudge:
 
 def judge_prompt(given: JudgeInput, rubric: Rubric) -> list[dict[str, str]]:
     """The messages sent: the rubric in the system message, the call in the user message."""
-    criteria = "\n".join(
-        f"- {c.id} (weight {c.weight}): {c.description or c.id.replace('_', ' ')}"
-        for c in rubric.criteria
-    )
+    criteria = "\n".join(_criterion_line(c) for c in rubric.criteria)
+    if rubric.promoted_criteria:
+        criteria += PROBE_RULES
+    asked = _asked_gates(rubric)
+    if asked:
+        criteria += GATE_RULES + "\n".join(f"- {p.id}: QUESTION: {p.question}" for p in asked)
     return [
         {"role": "system", "content": SYSTEM + criteria},
         {"role": "user", "content": call_text(given)},
     ]
+
+
+def _criterion_line(criterion: Criterion) -> str:
+    if criterion.probe is not None:
+        probe = criterion.probe
+        applies = f" (it applies when: {probe.applies_when})" if probe.applies_when else ""
+        return f"- {criterion.id} (weight {criterion.weight}): QUESTION: {probe.question}{applies}"
+    text = criterion.description or criterion.id.replace("_", " ")
+    return f"- {criterion.id} (weight {criterion.weight}): {text}"
+
+
+def _asked_gates(rubric: Rubric) -> list[PromotedProbe]:
+    # A promoted gate with a rule is answered by the rule (judge/promoted.py), not the model.
+    return [p for p in rubric.probe_gates if p.rule is None]
 
 
 def call_text(given: JudgeInput) -> str:
@@ -125,18 +156,33 @@ def answer_schema(rubric: Rubric) -> dict[str, Any]:
         },
         "required": ["score", "evidence"],
     }
+    yes_no = {
+        "type": "object",
+        "properties": {
+            "answer": {"type": "string", "enum": ANSWERS},
+            "evidence": {"type": "string"},
+            "reason": {"type": "string"},
+        },
+        "required": ["answer", "evidence"],
+    }
     ids = [c.id for c in rubric.criteria]
-    return {
+    schema: dict[str, Any] = {
         "type": "object",
         "properties": {
             "criteria": {
                 "type": "object",
-                "properties": dict.fromkeys(ids, item),
+                "properties": {c.id: yes_no if c.probe else item for c in rubric.criteria},
                 "required": ids,
             }
         },
         "required": ["criteria"],
     }
+    asked = [p.id for p in _asked_gates(rubric)]
+    if asked:
+        gates = {"type": "object", "properties": dict.fromkeys(asked, yes_no), "required": asked}
+        schema["properties"]["gates"] = gates
+        schema["required"].append("gates")
+    return schema
 
 
 def read_answer(raw: str | None, rubric: Rubric, result: ConversationResult) -> dict[str, RawScore]:
@@ -161,12 +207,38 @@ def read_answer(raw: str | None, rubric: Rubric, result: ConversationResult) -> 
         evidence = item.get("evidence")
         quote = evidence if isinstance(evidence, str) else ""
         reason = item.get("reason")
+        value = item.get("score")
+        if criterion.probe is not None:
+            # Mapped like the deterministic judge: right 5, wrong 1, not applicable (or an
+            # unreadable answer) None, which leaves the criterion unscored (RUB-4a).
+            value = criterion.probe.score(item.get("answer"))
+            said = item.get("answer")
+            reason = f"answered {said}: {reason}" if isinstance(reason, str) else f"answered {said}"
         out[criterion.id] = RawScore(
-            item.get("score"),
+            value,
             evidence=quote,
             reason=reason if isinstance(reason, str) else "",
             evidence_found=quote_in_transcript(quote, result),
         )
+    return out
+
+
+def read_gate_answers(raw: str | None, rubric: Rubric) -> dict[str, object]:
+    """The model's answers to the promoted gates it was asked (probe id -> answer as given)."""
+    if not _asked_gates(rubric):
+        return {}
+    try:
+        data = json.loads(raw or "")
+    except ValueError:
+        return {}
+    gates = data.get("gates") if isinstance(data, dict) else None
+    if not isinstance(gates, dict):
+        return {}
+    out: dict[str, object] = {}
+    for probe in _asked_gates(rubric):
+        item = gates.get(probe.id)
+        if isinstance(item, dict):
+            out[probe.id] = item.get("answer")
     return out
 
 

@@ -12,16 +12,68 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
+from polygon_voice.model.probes import Polarity, ProbeAnswerValue
+
 GATES = ("forbidden_phrase", "safety", "invalid_tool_args")
 TOTAL_WEIGHT = 100
+# A promoted probe's gate is named `probe:<id>`, apart from the fixed GATE-1..3 names.
+PROBE_GATE_PREFIX = "probe:"
+PROMOTED_KINDS = ("criterion", "gate")
 
 
 class RubricError(ValueError):
     """A rubric that cannot be used; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class PromotedProbe:
+    """The probe a promoted criterion or gate came from (PROBE-6), kept so judges can ask it.
+
+    Once promoted, the probe's question is part of the rubric: the judges answer it and the
+    answer scores the criterion (right 5, wrong 1, not applicable unscored) or fires the gate.
+    """
+
+    id: str
+    question: str
+    polarity: Polarity
+    hash: str  # the wording's hash when promoted (PROBE-5)
+    rule: str | None = None  # a built-in deterministic rule; None: only a model can answer
+    applies_when: str = ""
+
+    @property
+    def gate(self) -> str:
+        """The gate's name when promoted to a gate."""
+        return f"{PROBE_GATE_PREFIX}{self.id}"
+
+    @property
+    def good_answer(self) -> ProbeAnswerValue:
+        """yes for a desired behaviour, no for a guardrail (PROBE-2)."""
+        return "yes" if self.polarity == "desired" else "no"
+
+    def score(self, answer: object) -> int | None:
+        """5 for the right answer, 1 for the wrong one, None (unscored) otherwise."""
+        if answer not in ("yes", "no"):
+            return None  # not applicable (or unreadable) is left out, never counted (PROBE-1)
+        return 5 if answer == self.good_answer else 1
+
+    def failed(self, answer: object) -> bool:
+        """Whether `answer` is the wrong one; never for not applicable."""
+        return answer in ("yes", "no") and answer != self.good_answer
+
+    def to_data(self) -> dict[str, str | None]:
+        """The fields as written to a rubric file (and hashed into its version)."""
+        return {
+            "probe": self.id,
+            "question": self.question,
+            "polarity": self.polarity,
+            "hash": self.hash,
+            "rule": self.rule,
+            "applies_when": self.applies_when,
+        }
 
 
 @dataclass(frozen=True)
@@ -31,6 +83,7 @@ class Criterion:
     id: str
     weight: int
     description: str = ""
+    probe: PromotedProbe | None = None  # set for a criterion promoted from a probe
 
 
 @dataclass(frozen=True)
@@ -40,11 +93,17 @@ class Rubric:
     version: str
     criteria: tuple[Criterion, ...]
     gates: frozenset[str]
+    probe_gates: tuple[PromotedProbe, ...] = ()  # promoted gates; each named in `gates`
 
     @property
     def weights(self) -> dict[str, int]:
         """Criterion id -> weight."""
         return {c.id: c.weight for c in self.criteria}
+
+    @property
+    def promoted_criteria(self) -> tuple[Criterion, ...]:
+        """The criteria that came from a probe."""
+        return tuple(c for c in self.criteria if c.probe is not None)
 
 
 _V1_CRITERIA = (
@@ -93,12 +152,101 @@ def rubric_from_data(data: Any, source: str) -> Rubric:
         raise RubricError(
             f"{source}: field 'criteria': weights sum to {total}, they must sum to {TOTAL_WEIGHT}"
         )
-    gates = _gates(data.get("gates", list(GATES)), source)
-    content = json.dumps(
-        {"criteria": [c.__dict__ for c in criteria], "gates": sorted(gates)}, sort_keys=True
-    )
+    promoted = _promoted(data, source)
+    criteria = _attach(criteria, [(t, p) for k, t, p in promoted if k == "criterion"], source)
+    probe_gates = tuple(p for k, _, p in promoted if k == "gate")
+    gates = _gates(data.get("gates", list(GATES)), probe_gates, source)
+    body: dict[str, Any] = {"criteria": [_hashed(c) for c in criteria], "gates": sorted(gates)}
+    if probe_gates:
+        body["probe_gates"] = [p.to_data() for p in probe_gates]
+    content = json.dumps(body, sort_keys=True)
     digest = hashlib.sha256(content.encode()).hexdigest()[:12]
-    return Rubric(f"{name.strip()}-{digest}", criteria, gates)
+    return Rubric(f"{name.strip()}-{digest}", criteria, gates, probe_gates)
+
+
+def _hashed(criterion: Criterion) -> dict[str, Any]:
+    # A plain criterion hashes as it always did, so existing custom rubrics keep their version;
+    # a promoted one adds its probe, since how it is judged depends on the probe.
+    out: dict[str, Any] = {
+        "id": criterion.id,
+        "weight": criterion.weight,
+        "description": criterion.description,
+    }
+    if criterion.probe is not None:
+        out["probe"] = criterion.probe.to_data()
+    return out
+
+
+def _promoted(data: dict[str, Any], source: str) -> list[tuple[str, str, PromotedProbe]]:
+    """The `promoted` entries (and `probe_gates`) as (kind, criterion id or "", probe)."""
+    # Imported here: the probes package imports this module (promotion builds rubrics).
+    from polygon_voice.probes.definition import POLARITIES, wording_hash
+    from polygon_voice.probes.deterministic import BUILTIN_PROBES, RULES
+
+    raw = data.get("promoted", [])
+    extra = data.get("probe_gates", [])
+    if not isinstance(raw, list) or not isinstance(extra, list):
+        raise RubricError(f"{source}: fields 'promoted' and 'probe_gates': lists of probes")
+    out: list[tuple[str, str, PromotedProbe]] = []
+    items = [("promoted", i, x) for i, x in enumerate(raw)]
+    items += [("probe_gates", i, {**x, "as": "gate"} if isinstance(x, dict) else x)
+              for i, x in enumerate(extra)]  # fmt: skip
+    for field_name, i, item in items:
+        where = f"{source}: field '{field_name}[{i}]'"
+        if not isinstance(item, dict):
+            raise RubricError(f"{where}: a mapping with 'probe', 'question', 'polarity', 'as'")
+        probe_id, question = item.get("probe"), item.get("question")
+        if not isinstance(probe_id, str) or not probe_id.strip():
+            raise RubricError(f"{where}.probe: the probe's id (text)")
+        if not isinstance(question, str) or not question.strip():
+            raise RubricError(f"{where}.question: the probe's question (text)")
+        polarity, kind, rule = item.get("polarity"), item.get("as"), item.get("rule")
+        if "rule" not in item:
+            # Promotions written before the rule was recorded: a built-in probe with the same
+            # id and wording is the one that was promoted, so its rule still answers it.
+            same = (b for b in BUILTIN_PROBES if b.id == probe_id and b.question == question)
+            rule = next((b.rule for b in same), None)
+        if polarity not in POLARITIES:
+            raise RubricError(f"{where}.polarity: one of {', '.join(POLARITIES)}")
+        if kind not in PROMOTED_KINDS:
+            raise RubricError(f"{where}.as: one of {', '.join(PROMOTED_KINDS)}, got {kind!r}")
+        if rule is not None and rule not in RULES:
+            raise RubricError(f"{where}.rule: one of {', '.join(RULES)}, got {rule!r}")
+        digest = item.get("hash", wording_hash(question))
+        if digest != wording_hash(question):
+            # PROBE-5: the hash names the wording that was promoted; an edited question is a
+            # different probe and must be promoted again, not judged under the old name.
+            raise RubricError(f"{where}.hash: {digest!r} is not the hash of its question")
+        target = item.get("criterion", "")
+        probe = PromotedProbe(
+            probe_id,
+            question,
+            cast(Polarity, polarity),
+            str(digest),
+            rule,
+            str(item.get("applies_when") or ""),
+        )
+        if kind == "gate" and any(k == "gate" and p.id == probe_id for k, _, p in out):
+            continue  # a gate promotion is recorded under both keys
+        out.append((str(kind), str(target) if isinstance(target, str) else "", probe))
+    return out
+
+
+def _attach(
+    criteria: tuple[Criterion, ...], promoted: list[tuple[str, PromotedProbe]], source: str
+) -> tuple[Criterion, ...]:
+    """The criteria with each promoted probe attached to the criterion it became."""
+    by_id = {c.id: c for c in criteria}
+    for target, probe in promoted:
+        # Older promotions did not name the criterion; their description names the probe.
+        marker = f"probe {probe.id}@{probe.hash})"
+        name = target or next((c.id for c in criteria if c.description.endswith(marker)), "")
+        if name not in by_id:
+            raise RubricError(
+                f"{source}: field 'promoted': probe {probe.id!r} names no criterion of the rubric"
+            )
+        by_id[name] = Criterion(by_id[name].id, by_id[name].weight, by_id[name].description, probe)
+    return tuple(by_id[c.id] for c in criteria)
 
 
 def _criteria(raw: Any, source: str) -> tuple[Criterion, ...]:
@@ -118,7 +266,10 @@ def _criteria(raw: Any, source: str) -> tuple[Criterion, ...]:
     return tuple(out)
 
 
-def _gates(raw: Any, source: str) -> frozenset[str]:
-    if not isinstance(raw, list) or any(g not in GATES for g in raw):
-        raise RubricError(f"{source}: field 'gates': a list of {', '.join(GATES)}")
-    return frozenset(raw)
+def _gates(raw: Any, probe_gates: tuple[PromotedProbe, ...], source: str) -> frozenset[str]:
+    # A promoted probe's gate applies whether or not `gates` lists it: promoting made it one.
+    allowed = {*GATES, *(p.gate for p in probe_gates)}
+    if not isinstance(raw, list) or any(g not in allowed for g in raw):
+        names = ", ".join([*GATES, f"{PROBE_GATE_PREFIX}<id of a promoted gate>"])
+        raise RubricError(f"{source}: field 'gates': a list of {names}")
+    return frozenset({*raw, *(p.gate for p in probe_gates)})

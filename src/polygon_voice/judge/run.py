@@ -79,7 +79,7 @@ def judge_stage(
     For a synchronous judge only; the runner uses `judge_stage_async`, which takes either.
     """
     checks = check_conversation(result, [*suite.forbidden_phrases, *scenario.forbidden_phrases])
-    given = JudgeInput(result, scenario.persona, checks, case, initial or {})
+    given = JudgeInput(result, scenario.persona, checks, case, initial or {}, scenario, suite.tools)
     if hasattr(judging.judge, "run"):
         raise TypeError(f"the {judging.judge.name} judge is asynchronous: use judge_stage_async")
     judge: Any = judging.judge
@@ -96,7 +96,7 @@ async def judge_stage_async(
 ) -> tuple[ConversationChecks, Judgement]:
     """`judge_stage` for any judge, on the running event loop."""
     checks = check_conversation(result, [*suite.forbidden_phrases, *scenario.forbidden_phrases])
-    given = JudgeInput(result, scenario.persona, checks, case, initial or {})
+    given = JudgeInput(result, scenario.persona, checks, case, initial or {}, scenario, suite.tools)
     judgement = await judge_conversation_async(
         judging.judge, judging.rubric, given, judging.repeats
     )

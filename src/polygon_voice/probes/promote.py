@@ -21,7 +21,12 @@ from typing import Any
 
 import yaml
 
-from polygon_voice.judge.rubric import TOTAL_WEIGHT, Rubric, rubric_from_data
+from polygon_voice.judge.rubric import (
+    PROBE_GATE_PREFIX,
+    TOTAL_WEIGHT,
+    Rubric,
+    rubric_from_data,
+)
 from polygon_voice.probes.definition import Probe
 
 
@@ -72,13 +77,26 @@ def _base_data(base: Rubric) -> dict[str, Any]:
     }
 
 
-def _origin(probe: Probe, base: Rubric, kind: str) -> dict[str, str]:
-    # Kept in the file so the new rubric says where its criterion or gate came from.
+def _base_promoted(base: Rubric) -> list[dict[str, Any]]:
+    # A rubric promoted again keeps its earlier promotions, so their probes are still judged.
+    out: list[dict[str, Any]] = []
+    for c in base.promoted_criteria:
+        assert c.probe is not None
+        out.append({**c.probe.to_data(), "as": "criterion", "criterion": c.id})
+    out += [{**p.to_data(), "as": "gate"} for p in base.probe_gates]
+    return out
+
+
+def _origin(probe: Probe, base: Rubric, kind: str) -> dict[str, str | None]:
+    # Kept in the file so the new rubric says where its criterion or gate came from, and so
+    # the judges can ask the probe's question (its rule, or the LLM judge) when judging.
     return {
         "probe": probe.id,
         "hash": probe.hash,
         "question": probe.question,
         "polarity": probe.polarity,
+        "rule": probe.rule,
+        "applies_when": probe.applies_when,
         "as": kind,
         "from_rubric": base.version,
     }
@@ -103,7 +121,10 @@ def to_criterion(base: Rubric, probe: Probe, name: str, weight: int) -> Promotio
     data = {
         "name": f"{_stem(base)}+{name}",
         **data,
-        "promoted": [_origin(probe, base, "criterion")],
+        "promoted": [
+            *_base_promoted(base),
+            {**_origin(probe, base, "criterion"), "criterion": name},
+        ],
     }
     return Promotion(data, rubric_from_data(data, f"promotion of {probe.id}"))
 
@@ -111,16 +132,21 @@ def to_criterion(base: Rubric, probe: Probe, name: str, weight: int) -> Promotio
 def to_gate(base: Rubric, probe: Probe) -> Promotion:
     """A new rubric version: `base` plus the probe as a hard gate (a wrong answer fails).
 
-    The rubric module's gates are its fixed GATE-1..3, so the probe gate is recorded under
-    `probe_gates` and its id and wording hash go into the name, which makes the version new.
+    The gate is named `probe:<id>` in `gates` and its probe recorded under `probe_gates`, so
+    the judges can ask it; a wrong answer fails the call. The id and wording hash also go into
+    the name, so the version is new.
     """
+    if any(p.id == probe.id for p in base.probe_gates):
+        raise PromotionError(f"probe {probe.id!r} is already a gate of rubric {base.version}")
     data = _base_data(base)
+    # Named in `gates` too, so the file lists every gate the version applies.
+    data["gates"] = sorted({*data["gates"], f"{PROBE_GATE_PREFIX}{probe.id}"})
     origin = _origin(probe, base, "gate")
     data = {
         "name": f"{_stem(base)}+gate-{probe.id}-{probe.hash}",
         **data,
-        "probe_gates": [origin],
-        "promoted": [origin],
+        "probe_gates": [*({**p.to_data(), "as": "gate"} for p in base.probe_gates), origin],
+        "promoted": [*_base_promoted(base), origin],
     }
     return Promotion(data, rubric_from_data(data, f"promotion of {probe.id}"))
 
