@@ -5,6 +5,7 @@ from polygon_voice.agents.registry import (
     AgentLoadError,
     as_factory,
     available_agents,
+    describe_agent,
     register_agent,
     resolve_agent,
 )
@@ -16,6 +17,7 @@ __all__ = [
     "AgentLoadError",
     "as_factory",
     "available_agents",
+    "describe_agent",
     "register_agent",
     "resolve_agent",
 ]

@@ -9,12 +9,16 @@ import sys
 from collections.abc import Callable
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from polygon_voice.agents.base import Agent, AgentContext, AgentFactory
 from polygon_voice.seeding import content_hash
 
+if TYPE_CHECKING:
+    from polygon_voice.agents.prompt_agent import PromptAgentFactory
+
 ENTRY_POINT_GROUP = "polygon_voice.agents"
+PROMPT_PREFIX = "prompt:"
 
 # Names map to import paths, so nothing is imported until an agent is asked for.
 _BUILTIN: dict[str, str] = {
@@ -48,6 +52,13 @@ def available_agents() -> list[str]:
 def resolve_agent(spec: str, base_dir: Path | None = None) -> AgentFactory:
     """Turn `name`, `package.module:attr` or `path/file.py:attr` into an agent factory."""
     spec = spec.strip()
+    if spec.startswith(PROMPT_PREFIX):
+        return _load_prompt_agent(spec, base_dir)
+    if spec.startswith(("http://", "https://")):
+        # Imported here: the adapters stay out of the import of every other agent.
+        from polygon_voice.agents.http_agent import HttpAgentFactory
+
+        return HttpAgentFactory(spec)
     if spec in _REGISTERED:
         return _REGISTERED[spec]
     if spec in _BUILTIN:
@@ -65,6 +76,29 @@ def resolve_agent(spec: str, base_dir: Path | None = None) -> AgentFactory:
     if target.endswith(".py"):
         return _load_file(target, attr, base_dir, spec)
     return _load_import_path(spec, spec, base_dir)
+
+
+def describe_agent(spec: str, base_dir: Path | None = None) -> dict[str, object]:
+    """What a run records about the agent beyond its name (model, prompt version, ...).
+
+    Only Polygon-run agents have more to say; anything else, or an agent that cannot be
+    loaded (resolving it later reports why), gives an empty mapping.
+    """
+    if not spec.strip().startswith(PROMPT_PREFIX):
+        return {}
+    try:
+        return _load_prompt_agent(spec.strip(), base_dir).describe()
+    except AgentLoadError:
+        return {}
+
+
+def _load_prompt_agent(spec: str, base_dir: Path | None) -> PromptAgentFactory:
+    from polygon_voice.agents.prompt_agent import PromptAgentError, load_prompt_agent
+
+    try:
+        return load_prompt_agent(spec.removeprefix(PROMPT_PREFIX), base_dir)
+    except PromptAgentError as exc:
+        raise AgentLoadError(f"agent {spec!r}: {exc}") from exc
 
 
 def _load_import_path(path: str, spec: str, base_dir: Path | None = None) -> AgentFactory:

@@ -1,5 +1,6 @@
 """The `polygon` command: one module per group of sub-commands, all on one Typer app."""
 
+from polygon_voice.cli import compare as _compare  # noqa: F401  (registers compare)
 from polygon_voice.cli import judge as _judge  # noqa: F401  (registers rejudge)
 from polygon_voice.cli import lint as _lint  # noqa: F401  (registers lint)
 from polygon_voice.cli import noise as _noise  # noqa: F401  (registers noise)

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from polygon_voice import __version__
-from polygon_voice.agents import AgentLoadError, resolve_agent
+from polygon_voice.agents import AgentLoadError, describe_agent, resolve_agent
 from polygon_voice.checks import RunSummary
 from polygon_voice.cli.app import app
 from polygon_voice.cli.common import (
@@ -346,6 +346,8 @@ def _start_or_resume(
         started_at=datetime.now(UTC),
         config={
             "agent_spec": agent_name,
+            # A prompt agent's model, prompt version and profile hash (empty for others).
+            **describe_agent(agent_name, loaded.base_dir),
             "noise": noise,
             **_judging_config(judging or Judging()),
             **run_persona_config(loaded.suite),

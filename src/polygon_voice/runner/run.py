@@ -108,6 +108,9 @@ class SuiteRunner:
                 await self.judging.aclose()  # the judge model's client, likewise
             if self.probing is not None and self.probing.client is not None:
                 await self.probing.client.aclose()  # the probe model's client, likewise
+            close_agents = getattr(self.agent_factory, "aclose", None)
+            if close_agents is not None:  # e.g. the prompt agent's shared model client
+                await close_agents()
         return tally
 
     async def _worker(

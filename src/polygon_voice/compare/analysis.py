@@ -1,0 +1,83 @@
+"""CMP-4: the written analysis, template prose over a deterministic summary.
+
+No model writes it: the same compare.json always reads the same, so two people comparing
+the same runs see the same sentences.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+
+def analysis(result: dict[str, Any]) -> str:
+    """Sentences on the best run, the criteria that moved, the scenarios and turns that differ."""
+    cards: list[dict[str, Any]] = result["scorecards"]
+    scored = [c for c in cards if c["composite"]["mean"] is not None]
+    lines: list[str] = []
+    if len(scored) < 2:
+        lines.append("Fewer than two runs have a scored composite; no overall comparison.")
+    else:
+        ranked = sorted(scored, key=lambda c: (-c["composite"]["mean"], c["run_id"]))
+        best, worst = ranked[0], ranked[-1]
+        gap = best["composite"]["mean"] - worst["composite"]["mean"]
+        overlap = _overlap(best["composite"], worst["composite"])
+        lines.append(
+            f"Overall, run {best['run_id']} scores best (mean composite "
+            f"{best['composite']['mean']:.1f}) and run {worst['run_id']} worst "
+            f"({worst['composite']['mean']:.1f}), a gap of {gap:.1f} points"
+            + (
+                "; their 95 % intervals overlap, so the gap may be noise."
+                if overlap
+                else "; their 95 % intervals do not overlap."
+            )
+        )
+        moved = _criteria_moves(best, worst)
+        if moved:
+            lines.append(
+                f"By criterion, {best['run_id']} vs {worst['run_id']}: "
+                + ", ".join(f"{name} {delta:+.2f}" for name, delta in moved[:5])
+                + "."
+            )
+    changed = [row for row in result["matrix"] if row["spread"] > 0]
+    if changed:
+        top = ", ".join(f"{row['scenario']} ({row['spread']:.1f})" for row in changed[:3])
+        lines.append(
+            f"{len(changed)} of {len(result['matrix'])} comparable scenarios changed; "
+            f"the largest spreads: {top}."
+        )
+    elif result["matrix"]:
+        lines.append("No comparable scenario changed its composite.")
+    parted = [d for d in result["divergence"] if d["turn"] is not None]
+    if parted:
+        rules = Counter(d["rule"] for d in parted).most_common()
+        turns = Counter(d["turn"] for d in parted).most_common(1)[0]
+        lines.append(
+            f"The conversations part in {len(parted)} of {len(result['divergence'])} "
+            f"scenario pairs, most often by {rules[0][0]} ("
+            + ", ".join(f"{rule} {n}" for rule, n in rules)
+            + f"); the most common first turn to differ is turn {turns[0]} ({turns[1]} pairs)."
+        )
+    elif result["divergence"]:
+        lines.append("The conversations never part: every compared pair is turn for turn alike.")
+    if result["incomparable"]:
+        lines.append(
+            f"{len(result['incomparable'])} scenario(s) lack a result in some run and are "
+            f"left out as incomparable: {', '.join(result['incomparable'])}."
+        )
+    return "\n".join(lines)
+
+
+def _overlap(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    # Without an interval (one call) we cannot claim a real difference either.
+    if a["ci_low"] is None or b["ci_low"] is None:
+        return True
+    return bool(a["ci_low"] <= b["ci_high"] and b["ci_low"] <= a["ci_high"])
+
+
+def _criteria_moves(best: dict[str, Any], worst: dict[str, Any]) -> list[tuple[str, float]]:
+    shared = set(best["criteria"]) & set(worst["criteria"])
+    deltas = [(name, best["criteria"][name] - worst["criteria"][name]) for name in shared]
+    return sorted(
+        ((n, d) for n, d in deltas if abs(d) >= 0.005), key=lambda item: (-abs(item[1]), item[0])
+    )
