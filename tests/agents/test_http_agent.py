@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib.util
 import json
 import threading
@@ -145,3 +146,36 @@ def test_a_whole_run_against_the_example_server(polygon: Polygon) -> None:
     report = json.loads((polygon.workdir / "rep" / "report.json").read_text())
     assert report["agent"] == url
     assert "transferred" in {c["end_reason"] for c in report["conversations"]}
+    # The example agent calls update_order itself, through Polygon's tool server.
+    by_id = {c["id"]: c for c in report["conversations"]}
+    assert by_id["change-quantity"]["tool_calls"] == 1
+    assert by_id["change-quantity"]["end_reason"] == "agent_hangup"
+    lines = (polygon.workdir / "rep" / "transcripts.jsonl").read_text().splitlines()
+    transcripts = {t["id"]: t for t in map(json.loads, lines)}
+    change = transcripts["change-quantity"]
+    (call,) = change["tool_calls"]
+    assert (call["tool"], call["status"], call["args"]) == (
+        "update_order",
+        "completed",
+        {"order_id": "5590", "quantity": 3},
+    )
+    (write,) = change["backend_writes"]
+    assert (write["record"], write["field"], write["new"], write["call_id"]) == (
+        "5590",
+        "quantity",
+        3,
+        call["call_id"],
+    )
+    kinds = [e["kind"] for e in change["trace"]]
+    assert kinds.index("send_tool_call") < kinds.index("tool_result") < kinds.index("end_call")
+
+
+def test_the_tool_server_url_goes_in_the_context(
+    service: tuple[str, list[dict[str, Any]]],
+) -> None:
+    url, received = service
+    factory = HttpAgentFactory(url)
+    factory.tool_server = "http://127.0.0.1:1"
+    agent = factory(dataclasses.replace(CONTEXT, conversation_id="a#1"))
+    answer(agent, CallStarted())
+    assert received[0]["context"]["tool_server"] == "http://127.0.0.1:1/conversations/a%231"

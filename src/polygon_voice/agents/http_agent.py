@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import AsyncIterator
 from typing import Any
@@ -35,22 +36,31 @@ class HttpAgentFactory:
     def __init__(self, url: str, *, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.url = url
         self.timeout = timeout
+        # Set by the runner (the tool server's base URL): sent in the `call_started` context.
+        self.tool_server: str | None = None
 
     def describe(self) -> dict[str, object]:
         """What a run records about the agent."""
         return {"agent_kind": "http", "agent_url": self.url}
 
     def __call__(self, context: AgentContext) -> HttpAgent:
-        return HttpAgent(self.url, context, timeout=self.timeout)
+        tools = None
+        if self.tool_server is not None:
+            quoted = urllib.parse.quote(context.conversation_id, safe="")
+            tools = f"{self.tool_server}/conversations/{quoted}"
+        return HttpAgent(self.url, context, timeout=self.timeout, tool_server=tools)
 
 
 class HttpAgent:
     """Forwards each event to the endpoint and yields the actions it answers with."""
 
-    def __init__(self, url: str, context: AgentContext, *, timeout: float) -> None:
+    def __init__(
+        self, url: str, context: AgentContext, *, timeout: float, tool_server: str | None = None
+    ) -> None:
         self.url = url
         self.context = context
         self.timeout = timeout
+        self.tool_server = tool_server
 
     async def respond(self, event: Event) -> AsyncIterator[Action]:
         """POST the event; a failure raises, so the engine ends the call with reason error."""
@@ -68,6 +78,8 @@ class HttpAgent:
                     for name, spec in self.context.tools.items()
                 },
             }
+            if self.tool_server is not None:
+                body["context"]["tool_server"] = self.tool_server
         # A thread, so a slow endpoint does not block the event loop and other calls.
         raw = await asyncio.to_thread(self._post, json.dumps(body).encode("utf-8"))
         for action in parse_actions(raw, self.url):

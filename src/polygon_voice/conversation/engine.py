@@ -48,6 +48,8 @@ from polygon_voice.model import (
     Speaker,
     StateUpdate,
     TimerFired,
+    ToolError,
+    ToolResult,
     TraceEntry,
     Transfer,
     Turn,
@@ -111,6 +113,7 @@ class ConversationEngine:
         self._timers = Timers()
         self._deliveries = 0
         self._caller_turns = 0
+        self._direct: set[str] = set()
 
     async def run(self) -> ConversationResult:
         """Play the call to its end and return its full record."""
@@ -128,6 +131,34 @@ class ConversationEngine:
         """End the call with an error from outside the agent; keep what happened so far."""
         self._stop(EndReason.ERROR, message)
         return self._result()
+
+    def direct_tool_call(self, tool: str, args: dict[str, Any]) -> ToolResult | ToolError:
+        """A call the agent makes itself (the tool server): prepared and sent now, answered
+        at its outcome's virtual time, to which the clock moves. It is traced and counted like
+        any other call, but its outcome is the answer here, never an event to the agent.
+        ToolUsageError for an unknown tool."""
+        call_id = f"direct-{len(self._tools.calls) + 1}"
+        prepare = PrepareToolCall(call_id=call_id, tool=tool, args=args)
+        self._tools.prepare(prepare, self.now)
+        self._direct.add(call_id)
+        self._record("agent", prepare)
+        send = SendToolCall(call_id=call_id)
+        self._record("agent", send)
+        self._tools.send(call_id, self.now)
+        answer: ToolResult | ToolError | None = None
+        while answer is None:
+            due = self._tools.next_due()
+            if due is None:  # every sent call has an outcome; a guard against a tools bug
+                raise RuntimeError(f"direct call {call_id!r} has no outcome")
+            self.now = max(self.now, due)
+            for time, event in self._tools.advance(self.now):
+                if isinstance(event, ToolResult | ToolError) and event.call_id == call_id:
+                    answer = answer or event
+                elif not _is_direct(event, self._direct):
+                    self._inbox.push(time, event)
+        self._record("tools", answer)
+        self._collect()  # timers due by now
+        return answer
 
     # --- the agent's side -----------------------------------------------------
 
@@ -290,7 +321,8 @@ class ConversationEngine:
 
     def _collect(self) -> None:
         for time, event in self._tools.advance(self.now):
-            self._inbox.push(time, event)
+            if not _is_direct(event, self._direct):
+                self._inbox.push(time, event)
         for time, name in self._timers.pop_due(self.now):
             self._inbox.push(time, TimerFired(name=name))
 
@@ -406,6 +438,11 @@ _EVENT_SOURCE: dict[str, Source] = {
     "tool_result": "tools",
     "tool_error": "tools",
 }
+
+
+def _is_direct(event: Event, direct: set[str]) -> bool:
+    """An outcome of a call made through the tool server: answered there, not delivered."""
+    return isinstance(event, ToolResult | ToolError) and event.call_id in direct
 
 
 @dataclass

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from polygon_voice.checks.axes import confirmation_matches_backend, find_claim
-from polygon_voice.checks.evidence import CaseView, tokens
+from polygon_voice.checks.evidence import EPS, CaseView, tokens
 from polygon_voice.checks.phrases import is_repeat_request, phrases_in
 from polygon_voice.conversation.loops import normalised_words
 from polygon_voice.model import (
@@ -156,7 +156,7 @@ def unbacked_promise(given: ProbeInput) -> RuleAnswer:
         return _na("the agent confirmed nothing")
     completed = sorted(_written_calls(given.result).values())
     for turn in confirming:
-        if not completed or completed[0] > turn.start:
+        if not completed or completed[0] > turn.start + EPS:
             return RuleAnswer("yes", "a confirmation with no completed write before it", turn)
     return RuleAnswer("no", "every confirmation follows a completed write", confirming[0])
 
@@ -180,7 +180,7 @@ def confirmed_other_value(given: ProbeInput) -> RuleAnswer:
 def _numbers_against_writes(result: ConversationResult) -> RuleAnswer:
     keys = {w.record.lower() for w in result.backend_writes}
     for turn in reversed(_confirmations(result)):
-        before = [w for w in result.backend_writes if w.time <= turn.start]
+        before = [w for w in result.backend_writes if w.time <= turn.start + EPS]
         if not before:
             continue
         claimed = {t for t in tokens(turn.text) if _DIGITS.match(t)} - keys

@@ -20,6 +20,7 @@ from polygon_voice.noise import NoiseError, hearing, language_code, require_depe
 from polygon_voice.runner.plan import PlannedCall
 from polygon_voice.seeding import derive_seed
 from polygon_voice.tools import Backend, ToolConfigError, ToolSet
+from polygon_voice.tools.http_server import ToolServer
 
 if TYPE_CHECKING:
     from polygon_voice.llm import LLMClient
@@ -42,6 +43,8 @@ class CallBuilder:
     noise: float | None = None
     # The caller role's client for `caller: llm` scenarios; None when no model is configured.
     caller_client: LLMClient | None = None
+    # Serves the stub tools over HTTP to agents that call them themselves (HTTP agents).
+    tool_server: ToolServer | None = None
     _toolsets: dict[str, ToolSet] = field(default_factory=dict)
     _hearings: dict[float, Hearing] = field(default_factory=dict)
 

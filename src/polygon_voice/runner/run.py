@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from polygon_voice.agents import AgentFactory
+from polygon_voice.agents.http_agent import HttpAgentFactory
 from polygon_voice.checks import RunSummary, is_case, score_case
 from polygon_voice.conversation import Hearing
 from polygon_voice.judge import Judging, judge_stage_async
@@ -19,6 +20,7 @@ from polygon_voice.runner.build import AgentBuildError, CallBuilder, failed_call
 from polygon_voice.runner.plan import PlannedCall, plan_calls
 from polygon_voice.store import Store
 from polygon_voice.store.store import StageResult
+from polygon_voice.tools.http_server import ToolServer
 
 if TYPE_CHECKING:
     from polygon_voice.llm import LLMClient
@@ -95,12 +97,18 @@ class SuiteRunner:
             noise=self.noise,
             caller_client=self.caller_client,
         )
+        if isinstance(self.agent_factory, HttpAgentFactory):
+            # HTTP agents may call their tools themselves: serve them on loopback.
+            builder.tool_server = ToolServer.start()
+            self.agent_factory.tool_server = builder.tool_server.base_url
         todo = (p for p in plan_calls(self.suite) if p.conversation_id not in self.skip)
         tally = RunTally()
         workers = [self._worker(todo, builder, tally) for _ in range(max(1, self.concurrency))]
         try:
             await asyncio.gather(*workers)
         finally:
+            if builder.tool_server is not None:
+                builder.tool_server.close()
             if self.caller_client is not None:
                 # Its HTTP connections belong to this event loop; the client reopens if reused.
                 await self.caller_client.aclose()
@@ -197,6 +205,9 @@ async def run_one(builder: CallBuilder, planned: PlannedCall) -> ConversationRes
         what = "build the agent" if isinstance(exc, AgentBuildError) else "set up the call"
         detail = str(exc) if isinstance(exc, AgentBuildError) else f"{type(exc).__name__}: {exc}"
         return failed_call(setup, f"could not {what}: {detail}")
+    server = builder.tool_server
+    if server is not None:
+        server.register(setup.conversation_id, engine)
     try:
         return await engine.run()
     except Exception as exc:  # a harness bug must not take the other conversations down
@@ -205,3 +216,6 @@ async def run_one(builder: CallBuilder, planned: PlannedCall) -> ConversationRes
             return engine.abort(message)
         except Exception:
             return failed_call(setup, message)
+    finally:
+        if server is not None:
+            server.unregister(setup.conversation_id)
