@@ -168,6 +168,9 @@ def test_a_whole_run_against_the_example_server(polygon: Polygon) -> None:
     )
     kinds = [e["kind"] for e in change["trace"]]
     assert kinds.index("send_tool_call") < kinds.index("tool_result") < kinds.index("end_call")
+    # "Done" right after the write completed is backed by it (instants compare to the µs).
+    answers = {a["id"]: a["answer"] for a in by_id["change-quantity"]["probes"]}
+    assert answers["promise_without_tool_call"] == "no"
 
 
 def test_the_tool_server_url_goes_in_the_context(
