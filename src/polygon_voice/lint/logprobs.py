@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
@@ -22,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from polygon_voice.lint.model import Finding
-from polygon_voice.lint.surprisal import TOKEN
-from polygon_voice.lint.text import Prompt
+from polygon_voice.lint.surprisal import Scale, scan
+from polygon_voice.lint.text import Prompt, Sentence
 
 ENV_BASE_URL = "POLYGON_LINT_LOGPROBS_BASE_URL"
 ENV_MODEL = "POLYGON_LINT_LOGPROBS_MODEL"
@@ -32,9 +33,7 @@ ENV_API_KEY = "POLYGON_LINT_LOGPROBS_API_KEY"
 # measured on a real model (none runs offline here): adjust them once one is.
 SURPRISING_WORD_BITS = 15.0
 UNUSUAL_BITS = 8.0  # a sentence's mean bits per word
-MIN_WORDS = 4
 W_SURPRISING = 0.05  # as the unigram model's jargon
-W_UNUSUAL = 0.1
 TIMEOUT = 60.0
 
 
@@ -112,44 +111,24 @@ def _spans(answer: Any, text: str) -> list[tuple[int, int, float]]:
 
 def surprisal(prompt: Prompt, spans: list[tuple[int, int, float]], model: str) -> list[Finding]:
     """Surprising words and sentences of unusual wording, from per-token log-probabilities."""
-    findings = []
-    for sentence in prompt.sentences:
-        scores = []
-        for match in TOKEN.finditer(prompt.text, sentence.start, sentence.end):
-            word = match.group()
-            if word[0] in "`{" or not word.isalpha():
-                continue  # code and placeholders are names the model is told, not wording
-            # A word costs the bits of every token that overlaps it ("un" + "hurried").
-            score = sum(
-                -value / math.log(2)
-                for start, end, value in spans
-                if start < match.end() and end > match.start()
-            )
-            scores.append(score)
-            if score > SURPRISING_WORD_BITS and len(word) > 2:
-                findings.append(
-                    prompt.finding(
-                        "ambiguity",
-                        match.start(),
-                        match.end(),
-                        tier=2,
-                        kind="surprising-word",
-                        weight=W_SURPRISING,
-                        message=f'"{word}" is surprising here ({score:.0f} bits under {model}): '
-                        "the model or the caller may read it differently; say it plainly",
-                    )
-                )
-        if len(scores) >= MIN_WORDS and sum(scores) / len(scores) > UNUSUAL_BITS:
-            findings.append(
-                prompt.finding(
-                    "ambiguity",
-                    sentence.start,
-                    sentence.end,
-                    tier=2,
-                    kind="unusual-phrasing",
-                    weight=W_UNUSUAL,
-                    message=f"unusual wording: {sum(scores) / len(scores):.1f} bits per word "
-                    f"under {model}",
-                )
-            )
-    return findings
+
+    def score(match: re.Match[str], sentence: Sentence) -> float:
+        # A word costs the bits of every token that overlaps it ("un" + "hurried").
+        return sum(
+            -value / math.log(2)
+            for start, end, value in spans
+            if start < match.end() and end > match.start()
+        )
+
+    scale = Scale(
+        word_bits=SURPRISING_WORD_BITS,
+        sentence_bits=UNUSUAL_BITS,
+        kind="surprising-word",
+        word_weight=W_SURPRISING,
+        word_message=lambda word, b: (
+            f'"{word}" is surprising here ({b:.0f} bits under {model}): '
+            "the model or the caller may read it differently; say it plainly"
+        ),
+        sentence_note=f"under {model}",
+    )
+    return scan(prompt, score, scale)

@@ -12,9 +12,11 @@ from __future__ import annotations
 import importlib.util
 import math
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from polygon_voice.lint.model import Finding
-from polygon_voice.lint.text import Prompt
+from polygon_voice.lint.text import Prompt, Sentence
 from polygon_voice.noise.languages import INSTALL_HINT
 
 # A word rarer than this Zipf value (about once in 3 million words) reads as jargon.
@@ -48,37 +50,49 @@ def bits(word: str, language: str) -> float:
     return -math.log2(max(frequency, UNKNOWN_FREQUENCY))
 
 
-def surprisal(prompt: Prompt, language: str) -> list[Finding]:
-    """Jargon words and sentences of unusual wording, as ambiguity findings."""
-    jargon_bits = -math.log2(10 ** (JARGON_ZIPF - 9))
+@dataclass(frozen=True)
+class Scale:
+    """How one model's surprisal is reported: a word over `word_bits` is flagged as `kind`,
+    a sentence averaging over `sentence_bits` per word as unusual phrasing."""
+
+    word_bits: float
+    sentence_bits: float
+    kind: str
+    word_weight: float
+    word_message: Callable[[str, float], str]
+    sentence_note: str
+
+
+WordScore = Callable[[re.Match[str], Sentence], float | None]
+"""A word's surprisal in bits, or None for a word that is not wording (code, a name)."""
+
+
+def scan(prompt: Prompt, score: WordScore, scale: Scale) -> list[Finding]:
+    """Surprising words and unusually worded sentences, whatever model scores the words."""
     findings = []
     for sentence in prompt.sentences:
         scores = []
         for match in TOKEN.finditer(prompt.text, sentence.start, sentence.end):
-            token = match.group()
-            if token[0] in "`{" or not token.isalpha():
+            word = match.group()
+            if word[0] in "`{" or not word.isalpha():
+                continue  # code and placeholders are names the model is told, not wording
+            bits_here = score(match, sentence)
+            if bits_here is None:
                 continue
-            # A capitalised word inside a sentence is a name (Northwind), not jargon;
-            # an all-capitals one is an acronym, which a caller may not know.
-            is_name = token[0].isupper() and match.start() != sentence.start
-            if is_name and not (token.isupper() and len(token) > 1):
-                continue
-            score = bits(token.lower(), language)
-            scores.append(score)
-            if score > jargon_bits and len(token) > 2:
+            scores.append(bits_here)
+            if bits_here > scale.word_bits and len(word) > 2:
                 findings.append(
                     prompt.finding(
                         "ambiguity",
                         match.start(),
                         match.end(),
                         tier=2,
-                        kind="jargon",
-                        weight=W_JARGON,
-                        message=f'"{token}" is rare ({score:.0f} bits): jargon the model or '
-                        "the caller may read differently; say it plainly or define it",
+                        kind=scale.kind,
+                        weight=scale.word_weight,
+                        message=scale.word_message(word, bits_here),
                     )
                 )
-        if len(scores) >= MIN_WORDS and sum(scores) / len(scores) > UNUSUAL_BITS:
+        if len(scores) >= MIN_WORDS and sum(scores) / len(scores) > scale.sentence_bits:
             findings.append(
                 prompt.finding(
                     "ambiguity",
@@ -88,7 +102,33 @@ def surprisal(prompt: Prompt, language: str) -> list[Finding]:
                     kind="unusual-phrasing",
                     weight=W_UNUSUAL,
                     message=f"unusual wording: {sum(scores) / len(scores):.1f} bits per word "
-                    f"(ordinary instructions: 9 to 11)",
+                    f"{scale.sentence_note}",
                 )
             )
     return findings
+
+
+def surprisal(prompt: Prompt, language: str) -> list[Finding]:
+    """Jargon words and sentences of unusual wording, as ambiguity findings."""
+
+    def score(match: re.Match[str], sentence: Sentence) -> float | None:
+        token = match.group()
+        # A capitalised word inside a sentence is a name (Northwind), not jargon;
+        # an all-capitals one is an acronym, which a caller may not know.
+        is_name = token[0].isupper() and match.start() != sentence.start
+        if is_name and not (token.isupper() and len(token) > 1):
+            return None
+        return bits(token.lower(), language)
+
+    scale = Scale(
+        word_bits=-math.log2(10 ** (JARGON_ZIPF - 9)),
+        sentence_bits=UNUSUAL_BITS,
+        kind="jargon",
+        word_weight=W_JARGON,
+        word_message=lambda word, b: (
+            f'"{word}" is rare ({b:.0f} bits): jargon the model or '
+            "the caller may read differently; say it plainly or define it"
+        ),
+        sentence_note="(ordinary instructions: 9 to 11)",
+    )
+    return scan(prompt, score, scale)
