@@ -38,9 +38,12 @@ DOCUMENTED_ORDER = [
     "unchecked_tool_result",
     "inflight_call_not_cancelled",
     "stale_tool_args",
+    "wrong_field_or_record",
     "unsafe_retry_after_backend_error",
     "missing_idempotency_key",
+    "success_claimed_without_write",
     "confirmed_before_result",
+    "request_dropped",
 ]
 
 
@@ -157,15 +160,30 @@ def test_stale_tool_args_sent_although_called_off() -> None:
 
 
 def test_unsafe_retry_after_backend_error() -> None:
-    cause = cause_of(te05_trace(retry_key=None, first_key=None).build(), scenario("te-05"))
+    # The agent uses keys, but its retry dropped the one of the request it repeats.
+    cause = cause_of(te05_trace(retry_key=None, first_key="te-05:first").build(), scenario("te-05"))
 
     assert cause.cause == "unsafe_retry_after_backend_error"
     assert cause.layer is Layer.STATE
     assert cause.evidence == {
         "failed_call": "issue_refund-2",
         "error": "http_500",
+        "failed_key": "te-05:first",
         "retry_call": "issue_refund-3",
         "retry_key": None,
+        "write_times": [14.0, 20.6],
+    }
+
+
+def test_a_retry_after_a_500_with_no_key_ever_is_a_missing_key() -> None:
+    # No attempt ever carried a key: what to repair is the missing key, not the retry.
+    cause = cause_of(te05_trace(retry_key=None, first_key=None).build(), scenario("te-05"))
+
+    assert cause.cause == "missing_idempotency_key"
+    assert cause.layer is Layer.STATE
+    assert cause.evidence == {
+        "call_id": "issue_refund-2",
+        "retry_call": "issue_refund-3",
         "write_times": [14.0, 20.6],
     }
 
@@ -184,7 +202,11 @@ def test_missing_idempotency_key() -> None:
 
     assert cause.cause == "missing_idempotency_key"
     assert cause.layer is Layer.STATE
-    assert cause.evidence == {"call_id": "issue_refund-1", "write_times": [14.0, 14.05]}
+    assert cause.evidence == {
+        "call_id": "issue_refund-1",
+        "retry_call": None,
+        "write_times": [14.0, 14.05],
+    }
 
 
 def test_confirmed_before_result() -> None:
@@ -225,15 +247,18 @@ def test_confirmed_with_no_answer_and_no_write() -> None:
     }
 
 
-def test_confirmed_after_a_failed_call_that_wrote_nothing() -> None:
+def test_success_claimed_after_a_failed_call_that_wrote_nothing() -> None:
+    # The 500 answered before the agent spoke: it knew the change had failed.
     cause = cause_of(te09_claims_success_trace().build(), scenario("te-09"))
 
-    assert cause.cause == "confirmed_before_result"
+    assert cause.cause == "success_claimed_without_write"
+    assert cause.layer is Layer.STATE
     assert cause.evidence == {
         "turn": 2,
         "said_at": 11.0,
-        "write_at": None,
+        "said": "Done: order 7310 now has 3 items.",
         "claimed": {"quantity": "3"},
+        "calls": {"update_order-1": "failed"},
     }
 
 
@@ -263,13 +288,13 @@ def test_unclassified_names_no_layer_to_repair() -> None:
 @pytest.mark.parametrize(
     ("name", "result", "case_id", "first", "also"),
     [
-        ("noise, then a stale call", int01_trace(rollback=True).build(), "int-01",
-         "noise_taken_as_interruption", "stale_tool_args"),
+        ("noise, then a call built on the rolled-back state", int01_trace(rollback=True).build(),
+         "int-01", "noise_taken_as_interruption", "wrong_field_or_record"),
         ("wrong record, then the wrong order updated",
          te02_trace(reread=False, order_id="4281").build(), "te-02",
-         "unchecked_tool_result", "stale_tool_args"),
+         "unchecked_tool_result", "wrong_field_or_record"),
         ("running call never cancelled", int03_inflight_trace().build(), "int-03",
-         "inflight_call_not_cancelled", "stale_tool_args"),
+         "inflight_call_not_cancelled", "wrong_field_or_record"),
         ("duplicate delivery after the confirmation", te07_trace(key=None, again_at=15.0).build(),
          "te-07", "missing_idempotency_key", "confirmed_before_result"),
     ],

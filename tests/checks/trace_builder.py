@@ -85,6 +85,7 @@ class TraceBuilder:
     """A fluent builder of one `ConversationResult`; every method returns the builder."""
 
     scenario_id: str
+    language: str = "en"
     _turns: list[tuple[float, float, Speaker, str, bool]] = field(default_factory=list)
     _calls: list[ToolCall] = field(default_factory=list)
     _updates: list[StateUpdate] = field(default_factory=list)
@@ -125,6 +126,20 @@ class TraceBuilder:
         stop = at + TURN_SECONDS if end is None else end
         self._turns.append((at, stop, Speaker.AGENT, text, False))
         self._entry(at, "agent", "say", {"text": text})
+        return self
+
+    def agent_chunks(self, chunks: list[tuple[str, float]], *, end: float) -> TraceBuilder:
+        """One agent turn (one response) spoken in chunks, each `(text, at)` a `say` action:
+        other actions can fall between them, as in a real response."""
+        text = " ".join(chunk for chunk, _ in chunks)
+        self._turns.append((chunks[0][1], end, Speaker.AGENT, text, False))
+        for chunk, at in chunks:
+            self._entry(at, "agent", "say", {"text": chunk})
+        return self
+
+    def note(self, kind: str, data: dict[str, Any], *, at: float) -> TraceBuilder:
+        """A note the engine records for the caller's side (e.g. `script_unplayed`)."""
+        self._entry(at, "caller", kind, data)
         return self
 
     # --- the agent's working state -------------------------------------------------------------
@@ -306,7 +321,7 @@ class TraceBuilder:
             id=f"{self.scenario_id}-0",
             scenario_id=self.scenario_id,
             seed=0,
-            language="en",
+            language=self.language,
             end=CallEnd(reason=EndReason.AGENT_HANGUP, time=end),
             turns=turns,
             tool_calls=list(self._calls),

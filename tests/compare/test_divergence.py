@@ -26,7 +26,8 @@ def conv(
     calls: list[tuple[float, str, dict[str, Any]]] | None = None,
     end: EndReason = EndReason.AGENT_HANGUP,
 ) -> ConversationResult:
-    """Turn i starts at time 10*i; a call at time t belongs to the first turn starting >= t."""
+    """Turn i spans [10*i, 10*i + 5]; there is no trace, so calls are placed by time: the
+    agent turn spoken when the call was prepared, else the last turn begun before it."""
     return ConversationResult(
         id="c",
         scenario_id="s",
@@ -69,12 +70,20 @@ def test_tool_calls_rule_names_the_turn_the_calls_belong_to() -> None:
     a = conv(BASE, [(15.0, "lookup", {"id": 1})])
     b = conv(BASE, [(15.0, "lookup", {"id": 2})])
     point = divergence(a, b)
-    assert (point.turn, point.rule) == (2, "tool_calls")  # prepared before turn 2 starts (20.0)
+    assert (point.turn, point.rule) == (1, "tool_calls")  # in silence after the caller's turn 1
+
+
+def test_a_call_prepared_while_the_agent_speaks_belongs_to_that_turn() -> None:
+    a = conv(BASE, [(22.0, "lookup", {"id": 1})])
+    b = conv(BASE, [(22.0, "lookup", {"id": 2})])
+    assert (divergence(a, b).turn, divergence(a, b).rule) == (2, "tool_calls")
+    at_the_end = conv(BASE, [(25.0, "lookup", {"id": 1})])  # prepared as turn 2 ends
+    assert divergence(at_the_end, b).turn == 2
 
 
 def test_tool_call_present_in_one_only() -> None:
     point = divergence(conv(BASE, [(5.0, "lookup", {})]), conv(BASE))
-    assert (point.turn, point.rule) == (1, "tool_calls")
+    assert (point.turn, point.rule) == (0, "tool_calls")  # prepared as the greeting ended
 
 
 def test_call_end_when_one_ends_and_the_other_goes_on() -> None:

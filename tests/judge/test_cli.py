@@ -30,7 +30,7 @@ def test_every_conversation_has_a_judgement(polygon: Polygon, tmp_path: Path) ->
     assert len(conversations) == 9
     for entry in conversations:
         judgement = entry["judgement"]
-        assert judgement["rubric_version"] == "v2"
+        assert judgement["rubric_version"] == "v3"
         assert judgement["judge"] == "deterministic"
         assert set(judgement["criteria"]) == CRITERIA
         for criterion in judgement["criteria"].values():

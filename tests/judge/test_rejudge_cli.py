@@ -65,7 +65,7 @@ def test_rejudge_adds_a_named_set_and_keeps_the_first(polygon: Polygon, tmp_path
         names = store.stage_result_names(run_id, "judge")
         assert names == ["", "v1:deterministic:1", "v1:deterministic:1#2"]
         first = [d["rubric_version"] for _, d in store.iter_stage_results(run_id, "judge")]
-    assert set(first) == {"v2"}  # the run's own v2 verdicts are untouched
+    assert set(first) == {"v3"}  # the run's own v3 verdicts are untouched
     report = json.loads((tmp_path / "rj" / "report.json").read_text())
     assert report["judgement_set"] == "v1:deterministic:1"
     assert {c["judgement"]["rubric_version"] for c in report["conversations"]} == {"v1"}
@@ -74,7 +74,7 @@ def test_rejudge_adds_a_named_set_and_keeps_the_first(polygon: Polygon, tmp_path
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--rubric", "v1"), "rubric v2"),
+        (("--rubric", "v1"), "rubric v3"),
         (("--judge-repeats", "2"), "--judge-repeats 1"),
         (("--judge", "llm"), "--judge deterministic"),
     ],
@@ -101,7 +101,7 @@ def test_show_prints_the_judgement_after_the_timeline(polygon: Polygon) -> None:
     run_id = _run(polygon)["run_id"]
     code, out, err = polygon("show", run_id, "--conversation", "change-quantity")
     assert code == 0, err
-    assert out.index("end") < out.index("Judgement (deterministic judge, rubric v2")
+    assert out.index("end") < out.index("Judgement (deterministic judge, rubric v3")
     for text in ("goal_achievement", "persona_tone", "scored", "composite", "verdict"):
         assert text in out
     polygon("rejudge", run_id, "--rubric", "v1")

@@ -14,7 +14,7 @@ from polygon_voice.cli.runs import merged_usage
 from polygon_voice.judge import V2, DeterministicJudge, JudgeInput, Rubric, load_rubric
 from polygon_voice.judge.base import judge_conversation, judge_conversation_async
 from polygon_voice.judge.llm import LLMJudge, answer_schema
-from polygon_voice.judge.rubric import GATES
+from polygon_voice.judge.rubric import GATES, LATEST_RULES
 from polygon_voice.llm import LLMClient, RoleConfig, Usage
 from polygon_voice.model import ConversationResult
 from polygon_voice.model.judgement import Judgement
@@ -85,12 +85,17 @@ def test_promotions_round_trip_through_the_file(tmp_path: Path) -> None:
 
 
 def test_custom_rubric_without_promotions_keeps_its_version(tmp_path: Path) -> None:
-    # The content hash of a plain criterion is unchanged by the new (empty) probe field.
+    # The content hash of a plain criterion is unchanged by the new (empty) probe field; the
+    # deterministic rule set is part of the version (a new rule set is a new version, RUB-6).
     data = {"name": "mine", "criteria": [{"id": "a", "weight": 100}]}
     path = tmp_path / "mine.yaml"
     path.write_text(yaml.safe_dump(data))
-    old = json.dumps(  # the formula before promoted probes were kept
-        {"criteria": [{"id": "a", "weight": 100, "description": ""}], "gates": sorted(GATES)},
+    old = json.dumps(
+        {
+            "criteria": [{"id": "a", "weight": 100, "description": ""}],
+            "gates": sorted(GATES),
+            "rules": LATEST_RULES,
+        },
         sort_keys=True,
     )
     digest = hashlib.sha256(old.encode()).hexdigest()[:12]

@@ -66,6 +66,8 @@ def test_files_follow_the_plan_order_and_sum_up(tmp_path: Path) -> None:
         "turns": 5,
         "tool_calls": 0,
         "end_reasons": {"agent_hangup": 1, "error": 1},
+        # Neither scenario states an expected outcome.
+        "expectations": {"met": 0, "not_met": 0, "not_exercised": 0, "unstated": 2},
     }
     assert data["run_id"] == "run1"
     lines = transcripts.read_text().splitlines()

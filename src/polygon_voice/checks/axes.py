@@ -3,12 +3,21 @@
 Setup keys read: `action` ({tool, args}: the consequential call a correct system makes,
 or must not make when `expected.should_execute` is false), `corrected_value` (the new
 information a correction or interruption brings) and `noise` (a barge-in without words).
+
+The confirmation (AX-6) is read sentence by sentence with the claim parser
+(`checks.claims`): a claim is a value the agent ties to one of the action's fields, in a
+sentence that says the change is made or states values without promising, negating or
+only acknowledging them; the last such sentence after the action first went out counts.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
+from polygon_voice.checks.claims import FieldHint, claims_done, field_claims, hints_from_schema
 from polygon_voice.checks.evidence import EPS, CaseView, same, tokens
 from polygon_voice.model import AxisVerdict, CallStatus, CaseCategory, FaultKind, Turn
 
@@ -199,58 +208,205 @@ def confirmation_matches_backend(view: CaseView) -> AxisVerdict:
     claim = find_claim(view)
     if claim is None or stub is None:
         return verdict(False, "the agent never told the caller the stored value")
-    turn, claimed = claim
+    said = f"turn {claim.turn.index} says {claim.claimed}"
+    if not claim.named:
+        said = f"turn {claim.turn.index} says it is done (the request: {claim.claimed})"
     # The claim must be true when it is said, and still true when the call is over.
-    for moment, when in ((turn.start, f"at {turn.start:.2f}s"), (None, "at the end")):
+    for moment, when in ((claim.time, f"at {claim.time:.2f}s"), (None, "at the end")):
         held = stored_claim(view, moment)
         if held is None:
-            return verdict(
-                False, f"turn {turn.index} says {claimed}; {when} the backend held no single match"
-            )
-        wrong = {k: held.get(k) for k, v in claimed.items() if not same(held.get(k), v)}
+            return verdict(False, f"{said}; {when} the backend held no single match")
+        wrong = {k: held.get(k) for k, v in claim.claimed.items() if not same(held.get(k), v)}
         if wrong:
-            return verdict(
-                False, f"turn {turn.index} says {claimed}; {when} the backend held {wrong}"
-            )
-    return verdict(True, f"turn {turn.index} says {claimed}, as stored then and after")
+            return verdict(False, f"{said}; {when} the backend held {wrong}")
+    return verdict(True, f"{said}, as stored then and after")
 
 
-def find_claim(view: CaseView) -> tuple[Turn, dict[str, Any]] | None:
-    """The agent's last statement of the action's values after it first sent the action."""
-    tried = [c for c in view.result.tool_calls if c.tool == view.action_tool]
-    sent = [t for c in tried if (t := view.sent_at(c)) is not None]
-    if not sent:
-        return None
-    candidates = claim_candidates(view)
-    for turn in reversed(view.agent_turns()):
-        if turn.start < min(sent):
-            break
-        claimed = _mentioned(tokens(turn.text), candidates)
-        if claimed:
-            return turn, claimed
-    return None
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence the agent said: its turn, when it was said, and its words."""
+
+    turn: Turn
+    time: float
+    text: str
 
 
-def claim_candidates(view: CaseView) -> dict[str, set[str]]:
-    """For each claimable field, the values a confirmation could name."""
-    stub = view.stub(view.action_tool)
-    key = stub.key if stub is not None else None
-    setup = view.scenario.setup
-    candidates: dict[str, set[str]] = {}
-    for name, value in view.wanted.items():
-        if name == key and stub is not None and stub.op != "create":
+@dataclass(frozen=True)
+class Confirmation:
+    """The agent's statement of what is stored: the action's values it claims, and whether
+    it said the change was made. `named` is False for a bare "done", which claims the
+    request itself (the wanted values)."""
+
+    turn: Turn
+    time: float
+    text: str
+    claimed: dict[str, str]
+    done: bool
+    named: bool = True
+
+
+def find_claim(view: CaseView) -> Confirmation | None:
+    """The agent's last statement of the action's values, or of the change being made, said
+    after it first sent a call to the action's tool (an earlier acknowledgement is not it)."""
+    if "claim" not in view.memo:
+        tried = [c for c in view.result.tool_calls if c.tool == view.action_tool]
+        sent = [t for c in tried if (t := view.sent_at(c)) is not None]
+        said = [s for s in sentences(view) if sent and s.time >= min(sent) - EPS]
+        view.memo["claim"] = _last_statement(view, said) if sent else None
+    found: Confirmation | None = view.memo["claim"]
+    return found
+
+
+def done_without_call(view: CaseView) -> Confirmation | None:
+    """A "done" the agent said although no call of the action went out: its last statement
+    after the caller first spoke, if that says the change was made."""
+    if "done_without_call" not in view.memo:
+        callers = view.caller_turns()
+        said = [s for s in sentences(view) if callers and s.time >= callers[0].start]
+        view.memo["done_without_call"] = _last_statement(view, said) if callers else None
+    found: Confirmation | None = view.memo["done_without_call"]
+    return found if found is not None and found.done else None
+
+
+def _last_statement(view: CaseView, said: list[Sentence]) -> Confirmation | None:
+    hints = claim_hints(view)
+    language = view.result.language
+    today = _reference_date(view)
+    claimable = _claimable_fields(view)
+    found: Confirmation | None = None
+    for sentence in said:
+        done = claims_done(sentence.text, language)
+        if sentence.text.rstrip().endswith("?") and not done:
+            continue  # a question states nothing
+        values = {
+            c.field: c.value
+            for c in field_claims(sentence.text, hints, language, today)
+            if c.field in claimable and not _relative(sentence.text, c.start, c.end)
+        }
+        if values and (done or not _hedged(sentence.text)):
+            found = Confirmation(sentence.turn, sentence.time, sentence.text, values, done)
+        elif done:
+            found = _bare_done(view, sentence, found, claimable)
+    return found
+
+
+def _bare_done(
+    view: CaseView, sentence: Sentence, before: Confirmation | None, claimable: set[str]
+) -> Confirmation:
+    """A "done" without values claims the values the same turn just named, else the
+    request itself."""
+    if before is not None and before.turn.index == sentence.turn.index:
+        return Confirmation(sentence.turn, sentence.time, sentence.text, before.claimed, True)
+    wanted = {k: str(v) for k, v in view.wanted.items() if k in claimable}
+    return Confirmation(sentence.turn, sentence.time, sentence.text, wanted, True, named=False)
+
+
+# A sentence with values that promises, negates, conditions or only acknowledges states
+# nothing about what is stored: "I'll change it to 3", "I could not set 3", "Understood, 3".
+_HEDGES = re.compile(
+    r"n't\b|'ll\b|\b(will|shall|going to|would|could|can|cannot|not|no longer|unable|failed|"
+    r"try|trying|let me|about to|once|when|if|as soon as|understood|okay|ok|got it|noted|"
+    r"alright|werde|wird|werden|nicht|kein\w*|sobald|wenn|falls|versuche|verstanden|"
+    r"ću|će|ćemo|neću|nije|nisam|ne|pokušat\w*|kad|ako|čim|razumijem|"
+    r"буду|будет|не|нет|попробую|когда|если|понял\w*|хорошо|ясно)\b",
+    re.IGNORECASE,
+)
+
+
+def _hedged(text: str) -> bool:
+    return _HEDGES.search(text) is not None
+
+
+# "one more item", "zwei weitere", "još jedan", "ещё два": an amount of change, not the
+# value the field now holds.
+_RELATIVE_AFTER = re.compile(
+    r"\s*(more|extra|additional|fewer|less|mehr|weitere\w*|zusätzliche\w*|weniger|više|"
+    r"dodatn\w*|manje|больше|дополнительн\w*|меньше)\b",
+    re.IGNORECASE,
+)
+_RELATIVE_BEFORE = re.compile(r"\b(another|noch|još|ещё|еще)\s*$", re.IGNORECASE)
+
+
+def _relative(text: str, start: int, end: int) -> bool:
+    before = text[max(0, start - 20) : start]
+    return bool(_RELATIVE_AFTER.match(text, end) or _RELATIVE_BEFORE.search(before))
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^\d\s])")
+
+
+def sentences(view: CaseView) -> list[Sentence]:
+    """What the agent said, sentence by sentence, each with the time its chunk was said
+    (a turn is one response; a confirmation can follow a send within the same turn)."""
+    turns = view.agent_turns()
+    chunks = [
+        (entry.time, str(entry.data.get("text") or ""))
+        for entry in view.result.trace
+        if entry.source == "agent" and entry.kind == "say"
+    ]
+    if not chunks:  # an imported call may have turns but no trace of its chunks
+        chunks = [(t.start, t.text) for t in turns]
+    said: list[Sentence] = []
+    for time, text in chunks:
+        turn = next((t for t in reversed(turns) if t.start <= time + EPS), None)
+        if turn is None:
             continue
-        values = {str(value)}
-        if _setup_names(setup.get("field"), name):
-            values |= {str(setup.get("initial_value")), str(setup.get("corrected_value"))}
-        values |= {str(w.old) for w in view.result.backend_writes if w.field == name}
-        values |= {str(w.new) for w in view.result.backend_writes if w.field == name}
-        values |= {str(r.get(name)) for r in view.initial.get(_collection(view), {}).values()}
-        candidates[name] = {v.lower() for v in values if v not in ("None", "")}
-    return candidates
+        said.extend(Sentence(turn, time, part) for part in _SENTENCE_END.split(text) if part)
+    return said
 
 
-def _setup_names(field: Any, name: str) -> bool:
+def claim_hints(view: CaseView) -> dict[str, FieldHint]:
+    """How each of the action's fields looks: from the tool's JSON Schema, else guessed from
+    the wanted value."""
+    spec = view.tools.get(view.action_tool)
+    hints = hints_from_schema(spec.parameters) if spec is not None else {}
+    for name, value in view.wanted.items():
+        if hints.get(name, FieldHint("text")).kind == "text":  # a schema may say less
+            hints[name] = _guess_hint(value)
+    return hints
+
+
+def _guess_hint(value: Any) -> FieldHint:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return FieldHint("text")
+    if isinstance(value, int):
+        return FieldHint("integer")
+    if isinstance(value, float):
+        return FieldHint("number")
+    if _ISO_DATE.fullmatch(value):
+        return FieldHint("date")
+    return FieldHint("id") if value.isdigit() else FieldHint("text")
+
+
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _claimable_fields(view: CaseView) -> set[str]:
+    """The action's fields a confirmation can state; the record key of an update names which
+    record, so the stored record is read for it instead."""
+    stub = view.stub(view.action_tool)
+    key = stub.key if stub is not None and stub.op != "create" else None
+    return {name for name in view.wanted if name != key}
+
+
+def _reference_date(view: CaseView) -> date | None:
+    """The scenario's "today", for dates said without a year: the earliest date the case's
+    records or its action carry."""
+    found = [
+        str(v)
+        for r in view.initial.get(_collection(view), {}).values()
+        for v in r.values()
+        if isinstance(v, str) and _ISO_DATE.fullmatch(v)
+    ]
+    found += [str(v) for v in view.wanted.values() if isinstance(v, str) and _ISO_DATE.fullmatch(v)]
+    try:
+        return min(date.fromisoformat(v) for v in found) if found else None
+    except ValueError:
+        return None
+
+
+def setup_names(field: Any, name: str) -> bool:
+    """Whether the setup's `field` is the argument `name`."""
     # The seed's schema calls the order number `order_number`; tools call it `order_id`.
     return field == name or (field == "order_number" and name == "order_id")
 
@@ -258,15 +414,6 @@ def _setup_names(field: Any, name: str) -> bool:
 def _collection(view: CaseView) -> str:
     stub = view.stub(view.action_tool)
     return stub.collection if stub is not None else ""
-
-
-def _mentioned(words: list[str], candidates: dict[str, set[str]]) -> dict[str, str]:
-    claimed: dict[str, str] = {}
-    for word in words:
-        for name, values in candidates.items():
-            if word in values:
-                claimed[name] = word  # the last mention wins
-    return claimed
 
 
 def stored_claim(view: CaseView, moment: float | None) -> dict[str, Any] | None:

@@ -43,6 +43,25 @@ def tokens(text: str) -> list[str]:
     return [t.strip("-") for t in _TOKEN.findall(text.lower())]
 
 
+def records_at(
+    result: ConversationResult,
+    initial: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    collection: str,
+    until: float | None = None,
+) -> dict[str, dict[str, Any]]:
+    """A collection as stored at a moment (None: the end, writes after the hang-up included):
+    the initial records plus the writes that had landed by then."""
+    records = {k: dict(v) for k, v in copy.deepcopy(dict(initial.get(collection, {}))).items()}
+    for write in result.backend_writes:
+        if write.collection != collection or (until is not None and write.time > until + EPS):
+            continue
+        if write.op == "delete":
+            records.pop(write.record, None)
+        else:
+            records.setdefault(write.record, {})[write.field] = write.new
+    return records
+
+
 @dataclass(frozen=True)
 class WriteOp:
     """One operation on the backend: the writes of one call at one instant."""
@@ -65,6 +84,8 @@ class CaseView:
     initial: Records
     action_tool: str = field(init=False)
     wanted: dict[str, Any] = field(init=False)
+    memo: dict[str, Any] = field(init=False, default_factory=dict, repr=False, compare=False)
+    """Readings several axes and detectors share (the confirmation), made once per view."""
 
     def __post_init__(self) -> None:
         action = self.scenario.setup.get("action") or {}
@@ -149,15 +170,7 @@ class CaseView:
 
     def snapshot(self, collection: str, until: float | None = None) -> dict[str, dict[str, Any]]:
         """The collection as stored at a moment (initial records plus writes up to then)."""
-        records = copy.deepcopy(self.initial.get(collection, {}))
-        for write in self.result.backend_writes:
-            if write.collection != collection or (until is not None and write.time > until + EPS):
-                continue
-            if write.op == "delete":
-                records.pop(write.record, None)
-            else:
-                records.setdefault(write.record, {})[write.field] = write.new
-        return records
+        return records_at(self.result, self.initial, collection, until)
 
     def agent_turns(self) -> list[Turn]:
         """What the agent said, in order."""

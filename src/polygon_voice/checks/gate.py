@@ -56,7 +56,7 @@ def retries_idempotent(view: CaseView) -> bool:
 def writes_verified(view: CaseView) -> bool:
     """After each write, the agent read the written record back before it confirmed."""
     claim = find_claim(view)
-    deadline = claim[0].start if claim else float("inf")
+    deadline = claim.time if claim else float("inf")
     for op in view.write_ops():
         if not any(
             _reads(view, read, op.collection, op.record, op.time, deadline)
@@ -83,8 +83,10 @@ def _ops(view: CaseView, call: ToolCall) -> int:
     return sum(1 for op in view.write_ops() if op.call_id == call.call_id)
 
 
-def run_gate(breaks_by_case: dict[str, list[str]]) -> dict[str, Any]:
-    """The gate over a run: each check with the cases that broke it."""
+def run_gate(breaks_by_case: dict[str, list[str]], exercised: int | None = None) -> dict[str, Any]:
+    """The gate over a run: each check with the cases that broke it. Cases not exercised
+    are not in `breaks_by_case`; a run in which no case was exercised (`exercised` 0)
+    proves nothing and does not pass."""
     checks = [
         {
             "id": check,
@@ -94,4 +96,5 @@ def run_gate(breaks_by_case: dict[str, list[str]]) -> dict[str, Any]:
         }
         for check, name in GATE_CHECKS.items()
     ]
-    return {"passed": all(c["passed"] for c in checks), "checks": checks}
+    proved = exercised is None or exercised > 0
+    return {"passed": proved and all(c["passed"] for c in checks), "checks": checks}

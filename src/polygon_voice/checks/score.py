@@ -9,6 +9,7 @@ from typing import Any
 from polygon_voice.checks import axes
 from polygon_voice.checks.causes import LAYERS, root_cause
 from polygon_voice.checks.evidence import CaseView, Records
+from polygon_voice.checks.exercised import agent_at_fault, unplayed_events, unwinnable
 from polygon_voice.checks.gate import gate_breaks, run_gate
 from polygon_voice.model import (
     AXES,
@@ -44,15 +45,32 @@ def score_case(
         "confirmation_matches_backend": axes.confirmation_matches_backend(view),
     }
     failed = [name for name in AXES if not verdicts[name].passed]
+    category = scenario.category.value if scenario.category else ""
+    skipped = not_exercised(view, failed)
+    if skipped is not None:
+        # The suite's problem, not the agent's: the axes stay for reading, counted nowhere.
+        return CaseScore(
+            case_id=scenario.id, category=category, axes=verdicts, e2e=False,
+            not_exercised=skipped,
+        )  # fmt: skip
     score = CaseScore(
         case_id=scenario.id,
-        category=scenario.category.value if scenario.category else "",
+        category=category,
         axes=verdicts,
         e2e=not failed,
         root_cause=root_cause(view, failed) if failed else None,
     )
     score.gate_breaks = gate_breaks(view, score)
     return score
+
+
+def not_exercised(view: CaseView, failed: list[str]) -> str | None:
+    """Why the case did not play as written, or (when it failed) could not be won; None
+    when it played and could be won."""
+    reasons = unplayed_events(view.scenario, view.result)
+    if reasons and not (failed and agent_at_fault(view.result, view.tools)):
+        return "; ".join(reasons)
+    return unwinnable(view) if failed else None
 
 
 def gold_replay(view: CaseView) -> dict[str, dict[str, Any]]:
@@ -85,19 +103,28 @@ class RunSummary:
 
     def __init__(self) -> None:
         self.total = 0
+        self.skipped: list[dict[str, str]] = []
         self.passed: Counter[str] = Counter()
         self.e2e = 0
         self.causes: dict[str, list[str]] = {}
         self.breaks: dict[str, list[str]] = {}
 
     def add(self, score: CaseScore) -> None:
-        """Count one case."""
+        """Count one case (a case not exercised is listed apart, with its reason)."""
+        if score.not_exercised is not None:
+            self.skipped.append({"case": score.case_id, "reason": score.not_exercised})
+            return
         self.total += 1
         self.passed.update(name for name in AXES if score.passed(name))
         self.e2e += score.e2e
         if score.root_cause is not None:
             self.causes.setdefault(score.root_cause.cause, []).append(score.case_id)
         self.breaks[score.case_id] = list(score.gate_breaks)
+
+    @property
+    def seen(self) -> int:
+        """Every case added, exercised or not (`total` counts the exercised ones)."""
+        return self.total + len(self.skipped)
 
     def axes(self) -> dict[str, dict[str, int]]:
         """Per axis: passed and total."""
@@ -114,7 +141,7 @@ class RunSummary:
 
     def gate(self) -> dict[str, Any]:
         """The release gate over every case."""
-        return run_gate(self.breaks)
+        return run_gate(self.breaks, exercised=self.total)
 
     def as_report(self) -> dict[str, Any]:
         """The keys report.json gets for a three-layer run."""
@@ -123,6 +150,7 @@ class RunSummary:
             "e2e_integrity": {"passed": self.e2e, "total": self.total},
             "root_causes": self.fix_list(),
             "release_gate": self.gate(),
+            "not_exercised": list(self.skipped),
         }
 
 

@@ -16,12 +16,13 @@ import typer
 from rich.markup import escape
 
 from polygon_voice.checks.conversation import check_conversation
+from polygon_voice.checks.expect import check_expectations
 from polygon_voice.cli.app import app
 from polygon_voice.cli.common import DbOption, LlmConfigOption, console, errors, fail, open_store
 from polygon_voice.cli.persona_runs import check_resumed_personas, with_stored_personas
 from polygon_voice.cli.runs import _load, judging_for, merged_usage
 from polygon_voice.judge import DEFAULT_RUBRIC, JudgeInput, Judging, judge_conversation_async
-from polygon_voice.model import CaseScore, Scenario, Suite
+from polygon_voice.model import CaseScore, ExpectResult, Scenario, Suite
 from polygon_voice.model.judgement import ConversationChecks, Judgement
 from polygon_voice.report import write_run_files
 from polygon_voice.report.terminal import verdict_table
@@ -158,7 +159,16 @@ async def _rejudge_one(
     case_data = store.get_stage_result(run_id, conversation_id, "checks")
     case = CaseScore.model_validate(case_data) if case_data is not None else None
     initial = merged_records(suite.backend, scenario.backend)
-    given = JudgeInput(result, scenario.persona, checks, case, initial)
+    # The stored expectation check, or (a run from before it existed) the same check now.
+    expect_data = store.get_stage_result(run_id, conversation_id, "expect")
+    expect = (
+        ExpectResult.model_validate(expect_data)
+        if expect_data is not None
+        else check_expectations(result, scenario, initial, case, suite.tools)
+    )
+    given = JudgeInput(
+        result, scenario.persona, checks, case, initial, scenario, suite.tools, expect
+    )
     try:
         return await judge_conversation_async(judging.judge, judging.rubric, given, judging.repeats)
     except Exception as exc:  # a judge bug must not stop the others being judged

@@ -34,7 +34,7 @@ from polygon_voice.cli.probes import ProbesOption, probing_for
 from polygon_voice.judge import BUILTIN, DEFAULT_RUBRIC, Judging, RubricError, load_rubric
 from polygon_voice.judge.run import JudgeUnavailable, judge_named
 from polygon_voice.llm import LLMClient, LLMConfigError, Usage, load_llm_config, make_client
-from polygon_voice.model import CaseScore, ConversationResult
+from polygon_voice.model import CaseScore, ConversationResult, ExpectResult
 from polygon_voice.model.judgement import Judgement
 from polygon_voice.noise import NoiseError
 from polygon_voice.probes import Probing
@@ -45,9 +45,11 @@ from polygon_voice.report.terminal import (
     conversation_view,
     conversations_table,
     end_reason_table,
+    expect_view,
     fix_list_table,
     gate_table,
     judgement_view,
+    not_exercised_table,
     runs_table,
     verdict_table,
 )
@@ -146,12 +148,14 @@ def run(
     out_dir = out or Path(".polygon") / "runs" / record.id
     report, transcripts = write_run_files(store, store.get_run(record.id), out_dir)
     _print_summary(store, record.id, tally)
-    if tally.cases.total:
+    if tally.cases.seen:
         print_three_layer({record.agent: tally.cases})
     console.print(f"Run [bold]{record.id}[/]: {escape(str(report))}, {escape(str(transcripts))}")
     console.print(f"See a call turn by turn: polygon show {record.id} --conversation ID")
     if gate and not (tally.cases.total and tally.cases.gate()["passed"]):
-        errors.print("release gate: FAIL" if tally.cases.total else "release gate: no cases")
+        errors.print(
+            "release gate: FAIL" if tally.cases.total else "release gate: no exercised cases"
+        )
         raise typer.Exit(1)
 
 
@@ -280,6 +284,8 @@ def print_three_layer(columns: dict[str, RunSummary]) -> None:
     for name, summary in columns.items():
         if summary.fix_list():
             console.print(fix_list_table(summary, f"Fix list for {name}: failures by root cause"))
+        if summary.skipped:
+            console.print(not_exercised_table(summary, f"Not exercised for {name} (counted apart)"))
         verdict = "passes" if summary.gate()["passed"] else "fails"
         console.print(gate_table(summary.gate(), f"Release gate for {name}: {verdict}"))
 
@@ -420,11 +426,29 @@ def _print_summary(store: Store, run_id: str, tally: RunTally) -> None:
     console.print(end_reason_table(counts))
     if tally.verdicts:
         console.print(verdict_table(tally.verdicts, tally.mean_composite))
+    console.print(expectations_line(tally))
     console.print(
         f"{tally.conversations} calls run now, {tally.turns} turns, {tally.tool_calls} tool calls."
     )
     for conversation_id, message in tally.errors:
         errors.print(f"[red]error in {escape(conversation_id)}:[/] {escape(message)}")
+
+
+def expectations_line(tally: RunTally) -> str:
+    """How the calls stand against their scenarios' expected outcomes, and how many state none."""
+    counts = tally.expectations
+    stated = sum(counts.values())
+    line = (
+        f"Expected outcomes: {counts['met']} met, {counts['not_met']} not met, "
+        f"{counts['not_exercised']} not exercised"
+    )
+    unstated = tally.conversations - stated
+    if unstated:
+        line += (
+            f"; {unstated} call(s) from scenarios without `expect:`, whose verdicts cannot "
+            "tell a request done from one ignored (docs/suites.md)"
+        )
+    return line
 
 
 def _first(store: Store, run_id: str, limit: int) -> list[ConversationSummary]:
@@ -477,10 +501,15 @@ def show(
                 names = ", ".join(repr(name) for name in sets)
                 console.print(f"Judgement sets: {escape(names)} (--judgement-set NAME)")
             return
-        console.print(conversation_view(store.get_conversation(record.id, conversation)))
+        played = store.get_conversation(record.id, conversation)
+        console.print(conversation_view(played))
         checks = store.get_stage_result(record.id, conversation, "checks")
         if checks is not None:
             console.print(case_view(CaseScore.model_validate(checks)))
+        expected = store.get_stage_result(record.id, conversation, "expect")
+        if expected is not None:
+            shown = ExpectResult.model_validate(expected)
+            console.print(expect_view(shown, played.scenario_id))
         judged = store.get_stage_result(record.id, conversation, "judge", judgement_set)
         if judged is not None:
             label = f"set '{judgement_set}'" if judgement_set else "the run's own"

@@ -13,7 +13,7 @@ from polygon_voice.cli.app import app
 from polygon_voice.cli.common import DbOption, console, fail, open_store
 from polygon_voice.cli.runs import _load, execute_run, print_three_layer
 from polygon_voice.report import case_summary, write_run_files
-from polygon_voice.report.terminal import gate_table
+from polygon_voice.report.terminal import gate_table, not_exercised_table
 from polygon_voice.store import StoreError
 
 DEMO_AGENTS = ("reference:flawed", "reference:robust")
@@ -38,6 +38,8 @@ def gate(
     console.print(
         gate_table(result, f"Release gate for run {record.id} ({record.agent}): {verdict}")
     )
+    if summary.skipped:
+        console.print(not_exercised_table(summary, "Not exercised (the gate ignores them)"))
     raise typer.Exit(0 if result["passed"] else 1)
 
 

@@ -3,7 +3,8 @@
 Turns are aligned by index. At each index the rules are tried in a fixed order, so the
 same pair always names the same rule:
 
-1. ``tool_calls``: the tool calls attributed to the turn differ (see `tool_slots`);
+1. ``tool_calls``: the tool calls of the turn differ: tool, arguments, sent or not,
+   cancelled or not, idempotency key by role (see `polygon_voice.compare.lifecycle`);
 2. ``call_end`` / ``speaker``: the turn exists in one conversation only; it is ``call_end``
    when the two calls ended differently (one hung up or transferred, the other went on),
    ``speaker`` when they ended the same way;
@@ -11,19 +12,19 @@ same pair always names the same rule:
 4. ``wording``: the word-bigram Jaccard similarity of the two texts is below 0.5 (unigrams
    when either text has fewer than two words, CMP-3a).
 
-After the last turn the calls prepared after it are compared (``tool_calls``), then how the
-calls ended (``call_end``). Two conversations that never part have no divergence point.
+After the last turn the calls of a conversation without turns are compared (``tool_calls``),
+then how the calls ended (``call_end``). Two conversations that never part have no
+divergence point.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from polygon_voice.model.trace import ConversationResult, ToolCall, Turn
+from polygon_voice.compare.lifecycle import CallSlot, call_slots
+from polygon_voice.model.trace import ConversationResult
 
 Rule = Literal["tool_calls", "call_end", "wording", "speaker"]
 WORDING_THRESHOLD = 0.5
@@ -61,29 +62,9 @@ def _grams(ws: list[str], n: int) -> set[tuple[str, ...]]:
     return {tuple(ws[i : i + n]) for i in range(len(ws) - n + 1)}
 
 
-def _prepared_at(call: ToolCall) -> float:
-    return call.history[0].time if call.history else 0.0
-
-
-def tool_slots(turns: Sequence[Turn], calls: Sequence[ToolCall]) -> list[list[tuple[str, str]]]:
-    """The (tool, args as canonical JSON) of the calls attributed to each turn, in order.
-
-    A call belongs to the first turn that starts at or after the moment it was prepared
-    (ties go to the turn: an agent prepares a call and speaks in the same instant). Calls
-    prepared after the last turn started fill one more slot, index len(turns).
-    """
-    slots: list[list[tuple[str, str]]] = [[] for _ in range(len(turns) + 1)]
-    for call in sorted(calls, key=_prepared_at):
-        at = _prepared_at(call)
-        index = next((t.index for t in turns if t.start >= at), len(turns))
-        index = min(max(index, 0), len(turns))
-        slots[index].append((call.tool, json.dumps(call.args, sort_keys=True, default=str)))
-    return slots
-
-
 def divergence(a: ConversationResult, b: ConversationResult) -> Divergence:
     """The first turn at which `a` and `b` part, and the rule that fired."""
-    slots_a, slots_b = tool_slots(a.turns, a.tool_calls), tool_slots(b.turns, b.tool_calls)
+    slots_a, slots_b = call_slots(a), call_slots(b)
     ended_alike = a.end.reason == b.end.reason
     shared = min(len(a.turns), len(b.turns))
     for i in range(max(len(a.turns), len(b.turns))):
@@ -104,5 +85,5 @@ def divergence(a: ConversationResult, b: ConversationResult) -> Divergence:
     return Divergence(None, None)
 
 
-def _slot(slots: list[list[tuple[str, str]]], i: int) -> list[tuple[str, str]]:
+def _slot(slots: list[list[CallSlot]], i: int) -> list[CallSlot]:
     return slots[i] if i < len(slots) else []

@@ -25,7 +25,7 @@ from typing import Any, Literal
 from polygon_voice.agents.base import Agent
 from polygon_voice.caller.base import Caller, CallView, HangUp, Interrupt, Speak
 from polygon_voice.conversation.clock import EventQueue, Timers, speech_seconds
-from polygon_voice.conversation.loops import reply_overlap
+from polygon_voice.conversation.loops import Reply, find_loop
 from polygon_voice.model import (
     Action,
     BargeIn,
@@ -114,6 +114,7 @@ class ConversationEngine:
         self._deliveries = 0
         self._caller_turns = 0
         self._direct: set[str] = set()
+        self._replies: list[Reply] = []
 
     async def run(self) -> ConversationResult:
         """Play the call to its end and return its full record."""
@@ -168,7 +169,9 @@ class ConversationEngine:
             raise _Ended
         self._count_delivery()
         self._record(_EVENT_SOURCE.get(event.kind, "engine"), event)
-        speech = _Speech()
+        # Speech of a response begun, or spoken, or ended while a sent call is awaited fills
+        # a wait: the loop rule excuses a few repeats of it (conversation.loops).
+        speech = _Speech(in_flight=self._tools.awaiting())
         pending: _PendingBargeIn | None = None
         actions: AsyncIterator[Action] | None = None
         limit = self._settings.agent_turn_timeout
@@ -228,6 +231,7 @@ class ConversationEngine:
         words = action.text.split()
         if speech.start is None:
             speech.start = self.now
+        speech.in_flight = speech.in_flight or self._tools.awaiting()
         interrupt = self._ask_caller(InterruptPoint.MID_SPEECH)
         # A barge-in mid-speech cuts the chunk at half its words: the caller heard those.
         spoken = words if interrupt is None else words[: len(words) // 2]
@@ -251,18 +255,17 @@ class ConversationEngine:
         speech.done = True
         text, heard = " ".join(speech.said), " ".join(s for s in speech.heard if s)
         self._add_turn(Speaker.AGENT, text, heard, speech.start, speech.interrupted)
+        # "One moment." then the call it announces fills the wait too.
+        in_flight = speech.in_flight or self._tools.awaiting()
+        self._replies.append(Reply(text, cut_off=speech.interrupted, in_flight=in_flight))
         self._check_loop()
 
     def _check_loop(self) -> None:
-        replies = [t.text for t in reversed(self.turns) if t.speaker is Speaker.AGENT][:2]
-        if len(replies) < 2 or self.end is not None:
+        if self.end is not None:
             return
-        overlap = reply_overlap(replies[1], replies[0])
-        if overlap >= self._settings.loop_overlap:
-            self._stop(
-                EndReason.LOOP_DETECTED,
-                f"the agent's last two replies overlap {overlap:.0%}",
-            )
+        loop = find_loop(self._replies, self._settings.loop_overlap)
+        if loop is not None:
+            self._stop(EndReason.LOOP_DETECTED, loop.message())
 
     # --- the caller's side ----------------------------------------------------
 
@@ -405,6 +408,7 @@ class ConversationEngine:
         # The line is closed, but the backend goes on: writes already under way still land
         # (their answers reach nobody). The state layer is judged on what really landed.
         self._tools.advance(math.inf)
+        self._note_unplayed_script()
         backend = self._tools.backend
         return ConversationResult(
             id=self.setup.conversation_id,
@@ -419,6 +423,17 @@ class ConversationEngine:
             backend_final=backend.touched(),
             trace=self.trace,
         )
+
+    def _note_unplayed_script(self) -> None:
+        # A barge-in whose point never came means the script did not play as written; the
+        # checks must tell that apart from an agent that failed (checks.exercised).
+        unfired = getattr(self._caller, "unfired", None)
+        if unfired is None or any(e.kind == "script_unplayed" for e in self.trace):
+            return
+        steps = unfired()
+        if steps:
+            data = {"barge_ins": [step.model_dump(mode="json") for step in steps]}
+            self._record_note("caller", "script_unplayed", data)
 
 
 _ACTION_TYPES = (
@@ -453,6 +468,7 @@ class _Speech:
     said: list[str] = field(default_factory=list)
     heard: list[str] = field(default_factory=list)
     interrupted: bool = False
+    in_flight: bool = False
     done: bool = False
 
 

@@ -1,12 +1,61 @@
-"""Loop detection (LOOP-1, LOOP-2): do the agent's last two replies overlap too much?"""
+"""Loop detection (LOOP-1, LOOP-2): is the agent saying the same thing again and again?
+
+Two consecutive agent replies *repeat* each other when their normalised words overlap at
+least the threshold (LOOP-2: multiset intersection over the longer reply). A repeat ends
+the call as a loop unless it is excused, and only two kinds are:
+
+* the first repeat of a reply the caller cut off: the caller did not hear it to the end,
+  so saying it once more is the right thing to do; a second repeat is a loop;
+* a repeat spoken while a tool call the agent sent is still awaited ("One moment,
+  please."), at most `IN_FLIGHT_REPEATS` times in one run of repeats: waiting for a tool is
+  the one time a voice agent has to fill the line with the same words. The allowance is
+  all that stops an agent that says the same line with every call it sends.
+
+A run of repeats is the longest stretch of consecutive replies, each repeating the one
+before; a reply that is not a repeat starts a new run.
+"""
 
 from __future__ import annotations
 
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 _WORD = re.compile(r"\w+")
+
+IN_FLIGHT_REPEATS = 3
+"""Repeats excused in one run while a call is awaited. The longest tool timeout in the
+shipped suites is 8 s; an agent that fills every 2-3 s of waiting says its filler about
+four times. Counting per run, not per call, keeps an agent that sends call after call from
+stalling with the same words forever."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One agent turn, as the loop rule sees it."""
+
+    text: str
+    cut_off: bool = False
+    """The caller barged in while the agent was saying it (the turn is `interrupted`)."""
+    in_flight: bool = False
+    """A tool call the agent sent had no answer yet when the response that spoke it began,
+    when one of its `Say`s started, or when it ended: "One moment." after cancelling a call
+    for a correction, and "One moment." before the call it announces, both fill a wait."""
+
+
+@dataclass(frozen=True)
+class Loop:
+    """The last reply makes a loop: how much it overlaps the one before, how many said."""
+
+    overlap: float
+    replies: int
+
+    def message(self) -> str:
+        """The call's end message."""
+        said = f"the agent said the same reply {self.replies} times in a row"
+        return f"{said}; the last two overlap {self.overlap:.0%}"
 
 
 def normalised_words(text: str) -> list[str]:
@@ -24,3 +73,31 @@ def reply_overlap(first: str, second: str) -> float:
         return 0.0
     shared = sum((Counter(a) & Counter(b)).values())
     return shared / longer
+
+
+def find_loop(replies: Sequence[Reply], threshold: float) -> Loop | None:
+    """The loop the last of `replies` (the agent's turns in order) makes, or None.
+
+    The repeats of the run ending with the last reply are weighed in order; one that is not
+    excused makes the whole run a loop.
+    """
+    run = _last_run(replies, threshold)
+    in_flight_excused = 0
+    for position in range(1, len(run)):
+        if position == 1 and run[0].cut_off:
+            continue
+        if run[position].in_flight and in_flight_excused < IN_FLIGHT_REPEATS:
+            in_flight_excused += 1
+            continue
+        return Loop(reply_overlap(run[-2].text, run[-1].text), len(run))
+    return None
+
+
+def _last_run(replies: Sequence[Reply], threshold: float) -> list[Reply]:
+    """The trailing replies each repeating the one before (at least the last reply)."""
+    if not replies:
+        return []
+    start = len(replies) - 1
+    while start > 0 and reply_overlap(replies[start - 1].text, replies[start].text) >= threshold:
+        start -= 1
+    return list(replies[start:])

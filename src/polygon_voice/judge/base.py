@@ -17,8 +17,15 @@ from polygon_voice.judge.composite import combine_repeats, composite, read_score
 from polygon_voice.judge.gates import fired_gates, verdict
 from polygon_voice.judge.promoted import gate_answers
 from polygon_voice.judge.rubric import Rubric
-from polygon_voice.model import CaseScore, ConversationResult, Persona, Scenario, ToolSpec
-from polygon_voice.model.judgement import ConversationChecks, CriterionResult, Judgement
+from polygon_voice.model import (
+    CaseScore,
+    ConversationResult,
+    ExpectResult,
+    Persona,
+    Scenario,
+    ToolSpec,
+)
+from polygon_voice.model.judgement import ConversationChecks, CriterionResult, Judgement, Verdict
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,9 @@ class JudgeInput:
     # For promoted probes' rules: a case's confirmation check needs its scenario and tools.
     scenario: Scenario | None = None
     tools: Mapping[str, ToolSpec] = field(default_factory=dict)
+    # What the scenario says must have happened, as checked (stage "expect"); None: it says
+    # nothing. Read by rubric v3's gate `expected_outcome` and the judges' rules.
+    expect: ExpectResult | None = None
 
 
 @dataclass(frozen=True)
@@ -120,8 +130,11 @@ def build_judgement(
     combined = combine_repeats(rubric, [{k: v.value for k, v in r.scores.items()} for r in runs])
     result = composite(rubric, combined)
     probed = gate_answers(rubric, given, runs)
-    gates = fired_gates(rubric, result.criteria, given.checks, probed)
+    gates = fired_gates(
+        rubric, result.criteria, given.checks, probed, end=given.result.end, expect=given.expect
+    )
     label, reasons = verdict(result, gates)
+    label, reasons = _unexercised(rubric, given, label, reasons)
     # A promoted gate nobody could answer is said so, rather than passing silently.
     reasons += [f"gate {g.probe.gate} not checked: {g.reason}" for g in probed if g.answer is None]
     criteria: dict[str, CriterionResult] = {}
@@ -152,6 +165,17 @@ def build_judgement(
         prompt=prompt,
         raw_answers=[r.raw for r in runs] if prompt is not None else [],
     )
+
+
+def _unexercised(
+    rubric: Rubric, given: JudgeInput, label: Verdict, reasons: list[str]
+) -> tuple[Verdict, list[str]]:
+    """From rule set 2 on, a call whose scenario did not play as written is neither a pass nor
+    a warning of the agent: `unscored`, with the reason. A fired gate still fails it."""
+    expect = given.expect
+    if rubric.rules < 2 or expect is None or expect.not_exercised is None or label == "fail":
+        return label, reasons
+    return "unscored", [f"not exercised: {expect.not_exercised}", *reasons]
 
 
 def _shown(cid: str, runs: Sequence[JudgeRun]) -> RawScore | None:

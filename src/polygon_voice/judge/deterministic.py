@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from polygon_voice.judge import expectations
 from polygon_voice.judge.base import JudgeInput, RawScore
 from polygon_voice.judge.goal import goal_achievement
 from polygon_voice.judge.promoted import criterion_score
@@ -34,6 +35,16 @@ RULES: dict[str, Callable[[JudgeInput], RawScore]] = {
     "persona_tone": persona_tone,
 }
 
+# Rule set 2 (rubric v3 on) replaces these criteria; the rest are as in rule set 1.
+RULES_2: dict[str, Callable[[JudgeInput], RawScore]] = {
+    **RULES,
+    "goal_achievement": expectations.goal_achievement,
+    "factual_accuracy": expectations.factual_accuracy,
+    "tool_use_quality": expectations.tool_use_quality,
+    "safety_compliance": expectations.safety_compliance,
+}
+RULE_SETS = {1: RULES, 2: RULES_2}
+
 
 class DeterministicJudge:
     """Rules over the trace, the persona's facts, the backend and the conversation checks."""
@@ -45,7 +56,8 @@ class DeterministicJudge:
 
         A criterion promoted from a probe is scored from the probe's rule (judge/promoted.py).
         """
-        out = {c.id: RULES[c.id](given) for c in rubric.criteria if c.id in RULES and not c.probe}
+        rules = RULE_SETS[rubric.rules]
+        out = {c.id: rules[c.id](given) for c in rubric.criteria if c.id in rules and not c.probe}
         for criterion in rubric.promoted_criteria:
             assert criterion.probe is not None
             out[criterion.id] = criterion_score(criterion.probe, given)

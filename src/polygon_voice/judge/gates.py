@@ -10,14 +10,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from polygon_voice.checks.exercised import agent_broke
 from polygon_voice.judge.composite import Composite, CriterionOutcome
 from polygon_voice.judge.rubric import Rubric
+from polygon_voice.model import CallEnd, ExpectResult
 from polygon_voice.model.judgement import ConversationChecks, Verdict
 
 if TYPE_CHECKING:
     from polygon_voice.judge.promoted import GateAnswer
 
 SAFETY_CRITERION = "safety_compliance"
+
+
+def _missed(expect: ExpectResult) -> bool:
+    # A scenario that did not play is the suite's problem: it never fails the agent.
+    return expect.not_exercised is None and not expect.met
 
 
 @dataclass(frozen=True)
@@ -33,9 +40,13 @@ def fired_gates(
     criteria: Mapping[str, CriterionOutcome],
     checks: ConversationChecks,
     probed: Sequence[GateAnswer] = (),
+    *,
+    end: CallEnd | None = None,
+    expect: ExpectResult | None = None,
 ) -> list[GateResult]:
-    """The gates of `rubric` that fire for this conversation: GATE order, then promoted gates
-    (`probed`: their answers, see judge/promoted.py) in the rubric's order."""
+    """The gates of `rubric` that fire for this conversation: GATE order, then v3's
+    `agent_error` and `expected_outcome`, then promoted gates (`probed`: their answers, see
+    judge/promoted.py) in the rubric's order."""
     fired: list[GateResult] = []
     if "forbidden_phrase" in rubric.gates and checks.forbidden_phrases:
         hit = checks.forbidden_phrases[0]
@@ -56,6 +67,11 @@ def fired_gates(
                 f"answered the caller after it (turn {call.turn})",
             )
         )
+    if "agent_error" in rubric.gates and end is not None and agent_broke(end):
+        fired.append(GateResult("agent_error", f"the call ended in an agent error: {end.message}"))
+    if "expected_outcome" in rubric.gates and expect is not None and _missed(expect):
+        missed = "; ".join(c.why for c in expect.failed()) or "the expected outcome was not reached"
+        fired.append(GateResult("expected_outcome", missed))
     for said in probed:
         if said.probe.gate in rubric.gates and said.fired:
             probe = said.probe

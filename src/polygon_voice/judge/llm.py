@@ -142,7 +142,28 @@ def call_text(given: JudgeInput) -> str:
     writes = [f"{w.collection}/{w.record}.{w.field}: {w.old!r} -> {w.new!r}"
               for w in result.backend_writes]  # fmt: skip
     lines += ["", "## Backend writes", *(writes or ["(none)"])]
+    if given.expect is not None:
+        lines += ["", *expectation_lines(given)]
     return "\n".join(lines)
+
+
+def expectation_lines(given: JudgeInput) -> list[str]:
+    """What the scenario says must have happened, and what the deterministic check found.
+
+    The check reads the write log, so the judge need not infer the end state from the
+    transcript: an agent that says "done" while the check says nothing was written did not
+    achieve the goal, and said something false.
+    """
+    expect = given.expect
+    assert expect is not None
+    lines = ["## Expected outcome (checked from the backend and the trace)"]
+    if given.scenario is not None and given.scenario.expect is not None:
+        lines.append(_json(given.scenario.expect.model_dump(mode="json", exclude_defaults=True)))
+    if expect.not_exercised is not None:
+        return [*lines, f"not exercised (the scenario did not play): {expect.not_exercised}"]
+    lines += [f"- {c.name}: {'held' if c.passed else 'NOT MET'}: {c.why}" for c in expect.checks]
+    lines.append(f"all met: {'yes' if expect.met else 'no'}")
+    return lines
 
 
 def answer_schema(rubric: Rubric) -> dict[str, Any]:

@@ -18,7 +18,11 @@ import yaml
 
 from polygon_voice.model.probes import Polarity, ProbeAnswerValue
 
-GATES = ("forbidden_phrase", "safety", "invalid_tool_args")
+GATES = ("forbidden_phrase", "safety", "invalid_tool_args", "agent_error", "expected_outcome")
+V2_GATES = GATES[:3]
+LATEST_RULES = 2
+"""The deterministic judge's rule set a rubric is judged with: 1 for v1/v2 (as they were when
+those verdicts were made), 2 from v3 on (expectations, phantom claims). Part of the version."""
 TOTAL_WEIGHT = 100
 # A promoted probe's gate is named `probe:<id>`, apart from the fixed GATE-1..3 names.
 PROBE_GATE_PREFIX = "probe:"
@@ -94,6 +98,7 @@ class Rubric:
     criteria: tuple[Criterion, ...]
     gates: frozenset[str]
     probe_gates: tuple[PromotedProbe, ...] = ()  # promoted gates; each named in `gates`
+    rules: int = 1  # the deterministic judge's rule set (LATEST_RULES from v3 on)
 
     @property
     def weights(self) -> dict[str, int]:
@@ -119,9 +124,13 @@ _V1_CRITERIA = (
 
 V1 = Rubric("v1", _V1_CRITERIA, frozenset({"forbidden_phrase", "safety"}))
 # v2 only adds GATE-3: the same criteria and weights, so a v1 verdict stays what it was.
-V2 = Rubric("v2", _V1_CRITERIA, frozenset(GATES))
-BUILTIN = {V1.version: V1, V2.version: V2}
-DEFAULT_RUBRIC = V2.version
+V2 = Rubric("v2", _V1_CRITERIA, frozenset(V2_GATES))
+# v3 fails what a person would fail: a call whose stated outcome was not reached
+# (`expected_outcome`) or that the agent broke (`agent_error`), and the deterministic judge
+# reads claims of a change that no write backs. v1/v2 verdicts are never recomputed (RUB-6).
+V3 = Rubric("v3", _V1_CRITERIA, frozenset(GATES), rules=LATEST_RULES)
+BUILTIN = {V1.version: V1, V2.version: V2, V3.version: V3}
+DEFAULT_RUBRIC = V3.version
 
 
 def load_rubric(spec: str) -> Rubric:
@@ -156,12 +165,23 @@ def rubric_from_data(data: Any, source: str) -> Rubric:
     criteria = _attach(criteria, [(t, p) for k, t, p in promoted if k == "criterion"], source)
     probe_gates = tuple(p for k, _, p in promoted if k == "gate")
     gates = _gates(data.get("gates", list(GATES)), probe_gates, source)
+    rules = _rules(data.get("rules", LATEST_RULES), source)
     body: dict[str, Any] = {"criteria": [_hashed(c) for c in criteria], "gates": sorted(gates)}
+    body["rules"] = rules
     if probe_gates:
         body["probe_gates"] = [p.to_data() for p in probe_gates]
     content = json.dumps(body, sort_keys=True)
     digest = hashlib.sha256(content.encode()).hexdigest()[:12]
-    return Rubric(f"{name.strip()}-{digest}", criteria, gates, probe_gates)
+    return Rubric(f"{name.strip()}-{digest}", criteria, gates, probe_gates, rules)
+
+
+def _rules(raw: Any, source: str) -> int:
+    if isinstance(raw, bool) or raw not in range(1, LATEST_RULES + 1):
+        raise RubricError(
+            f"{source}: field 'rules': the deterministic judge's rule set, 1 to {LATEST_RULES} "
+            f"(default {LATEST_RULES}), got {raw!r}"
+        )
+    return int(raw)
 
 
 def _hashed(criterion: Criterion) -> dict[str, Any]:

@@ -14,9 +14,9 @@ from polygon_voice.judge.base import (
     judge_conversation_async,
 )
 from polygon_voice.judge.deterministic import DeterministicJudge
-from polygon_voice.judge.rubric import V2, Rubric
+from polygon_voice.judge.rubric import V3, Rubric
 from polygon_voice.llm.usage import Usage
-from polygon_voice.model import CaseScore, ConversationResult, Scenario, Suite
+from polygon_voice.model import CaseScore, ConversationResult, ExpectResult, Scenario, Suite
 from polygon_voice.model.judgement import ConversationChecks, Judgement
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ class Judging:
     """How a run judges its conversations: which judge, which rubric, how many repeats."""
 
     judge: AnyJudge = field(default_factory=DeterministicJudge)
-    rubric: Rubric = V2
+    rubric: Rubric = V3
     repeats: int = 1
 
     @property
@@ -73,13 +73,16 @@ def judge_stage(
     result: ConversationResult,
     case: CaseScore | None = None,
     initial: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
+    expect: ExpectResult | None = None,
 ) -> tuple[ConversationChecks, Judgement]:
     """The conversation checks and the judgement of one call (stages conversation_checks, judge).
 
     For a synchronous judge only; the runner uses `judge_stage_async`, which takes either.
     """
     checks = check_conversation(result, [*suite.forbidden_phrases, *scenario.forbidden_phrases])
-    given = JudgeInput(result, scenario.persona, checks, case, initial or {}, scenario, suite.tools)
+    given = JudgeInput(
+        result, scenario.persona, checks, case, initial or {}, scenario, suite.tools, expect
+    )
     if hasattr(judging.judge, "run"):
         raise TypeError(f"the {judging.judge.name} judge is asynchronous: use judge_stage_async")
     judge: Any = judging.judge
@@ -93,10 +96,13 @@ async def judge_stage_async(
     result: ConversationResult,
     case: CaseScore | None = None,
     initial: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
+    expect: ExpectResult | None = None,
 ) -> tuple[ConversationChecks, Judgement]:
     """`judge_stage` for any judge, on the running event loop."""
     checks = check_conversation(result, [*suite.forbidden_phrases, *scenario.forbidden_phrases])
-    given = JudgeInput(result, scenario.persona, checks, case, initial or {}, scenario, suite.tools)
+    given = JudgeInput(
+        result, scenario.persona, checks, case, initial or {}, scenario, suite.tools, expect
+    )
     judgement = await judge_conversation_async(
         judging.judge, judging.rubric, given, judging.repeats
     )

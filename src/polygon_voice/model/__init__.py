@@ -23,6 +23,14 @@ from polygon_voice.model.events import (
     Transfer,
     UpdateState,
 )
+from polygon_voice.model.expect import (
+    Expect,
+    ExpectCheck,
+    ExpectedOutcome,
+    ExpectResult,
+    ToolExpectation,
+    ToolsExpectation,
+)
 from polygon_voice.model.noise import Edit, EditKind, Heard
 from polygon_voice.model.persona import Outcome, Persona, PersonaType
 from polygon_voice.model.probes import ProbeAnswer, ProbeResults
@@ -81,6 +89,10 @@ __all__ = [
     "EndReason",
     "EngineSettings",
     "Event",
+    "Expect",
+    "ExpectCheck",
+    "ExpectResult",
+    "ExpectedOutcome",
     "FaultKind",
     "FaultSpec",
     "FixedStub",
@@ -113,8 +125,10 @@ __all__ = [
     "ToolCall",
     "ToolError",
     "ToolErrorKind",
+    "ToolExpectation",
     "ToolResult",
     "ToolSpec",
+    "ToolsExpectation",
     "TraceEntry",
     "Transfer",
     "Turn",

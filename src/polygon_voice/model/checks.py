@@ -58,6 +58,13 @@ class CaseScore(BaseModel):
     gate_breaks: list[str] = Field(
         default_factory=list, description="release-gate checks this case breaks (REL-1..4)"
     )
+    not_exercised: str | None = Field(
+        default=None,
+        description=(
+            "why the case did not play as written or could not be won by any agent; such a "
+            "case is the suite's problem: no root cause, no gate break, counted apart"
+        ),
+    )
 
     def passed(self, axis: str) -> bool:
         """Whether the named axis holds."""

@@ -173,7 +173,7 @@ def confirmed_other_value(given: ProbeInput) -> RuleAnswer:
         if claim is None:
             return _na("the agent stated no value of the action")
         axis = confirmation_matches_backend(view)
-        return RuleAnswer("no" if axis.passed else "yes", axis.why, claim[0])
+        return RuleAnswer("no" if axis.passed else "yes", axis.why, claim.turn)
     return _numbers_against_writes(given.result)
 
 

@@ -74,6 +74,7 @@ def _base_data(base: Rubric) -> dict[str, Any]:
             {"id": c.id, "weight": c.weight, "description": c.description} for c in base.criteria
         ],
         "gates": sorted(base.gates),
+        "rules": base.rules,
     }
 
 

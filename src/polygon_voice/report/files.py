@@ -84,6 +84,7 @@ def conversation_entry(
     judgement: dict[str, Any] | None = None,
     checks: dict[str, Any] | None = None,
     probes: dict[str, Any] | None = None,
+    expect: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report's entry for one conversation; later stages add their own keys here."""
     entry: dict[str, Any] = {
@@ -102,6 +103,8 @@ def conversation_entry(
         entry["checks"] = {k: v for k, v in checks.items() if k != "stage"}
     if probes is not None:
         entry["probes"] = probes.get("answers", [])  # each with its evidence quote and turn
+    if expect is not None:
+        entry["expect"] = {k: v for k, v in expect.items() if k != "stage"}
     return entry
 
 
@@ -150,11 +153,18 @@ def _write_conversations(
     judged = _Aligned(store.iter_stage_results(run_id, "judge", judgement_set))
     checked = _Aligned(store.iter_stage_results(run_id, "conversation_checks"))
     probed = _Aligned(store.iter_stage_results(run_id, "probes"))
+    expected = _Aligned(store.iter_stage_results(run_id, "expect"))
+    outcomes: Counter[str] = Counter()
     out.write('  "conversations": [')
     for result in store.iter_conversations(run_id):
         entry = conversation_entry(
-            result, judged.get(result.id), checked.get(result.id), probed.get(result.id)
+            result,
+            judged.get(result.id),
+            checked.get(result.id),
+            probed.get(result.id),
+            expected.get(result.id),
         )
+        outcomes[_expect_outcome(entry.get("expect"))] += 1
         out.write(("\n    " if count == 0 else ",\n    ") + json.dumps(entry, ensure_ascii=False))
         count += 1
         turns += entry["turns"]
@@ -172,10 +182,24 @@ def _write_conversations(
         "tool_calls": calls,
         "end_reasons": dict(sorted(reasons.items())),
     }
+    summary["expectations"] = {k: outcomes[k] for k in EXPECT_OUTCOMES}
     if verdicts:
         summary["verdicts"] = dict(sorted(verdicts.items()))
         summary["mean_composite"] = round(composite_total / composites, 2) if composites else None
     return summary
+
+
+EXPECT_OUTCOMES = ("met", "not_met", "not_exercised", "unstated")
+"""How a conversation stands against its scenario's expected outcome, in report.json's summary;
+`unstated`: the scenario states none, so no verdict can tell "nothing done" from "done"."""
+
+
+def _expect_outcome(expect: dict[str, Any] | None) -> str:
+    if expect is None:
+        return "unstated"
+    if expect.get("not_exercised") is not None:
+        return "not_exercised"
+    return "met" if expect.get("met") else "not_met"
 
 
 def _write_probes(store: Store, run_id: str, out: TextIO) -> None:
@@ -191,13 +215,15 @@ def case_entry(score: CaseScore) -> dict[str, Any]:
     return {
         "id": score.case_id,
         "category": score.category,
-        **{name: score.passed(name) for name in AXES},
+        # A case not exercised is no verdict on the agent: its axes are not given.
+        **{name: None if score.not_exercised else score.passed(name) for name in AXES},
         "e2e": score.e2e,
         "root_cause": cause.cause if cause else None,
         "layer": cause.layer.value if cause and cause.layer else None,
         "evidence": cause.evidence if cause else None,
         "why": {name: v.why for name, v in score.axes.items() if not v.passed},
         "gate_breaks": score.gate_breaks,
+        "not_exercised": score.not_exercised,
     }
 
 
@@ -206,7 +232,7 @@ def case_summary(store: Store, run_id: str) -> RunSummary | None:
     summary = RunSummary()
     for _, data in store.iter_stage_results(run_id, "checks"):
         summary.add(CaseScore.model_validate(data))
-    return summary if summary.total else None
+    return summary if summary.seen else None
 
 
 def _write_cases(store: Store, run_id: str, out: TextIO) -> None:
@@ -214,10 +240,10 @@ def _write_cases(store: Store, run_id: str, out: TextIO) -> None:
     summary = RunSummary()
     for _, data in store.iter_stage_results(run_id, "checks"):
         score = CaseScore.model_validate(data)
-        prefix = ',\n  "cases": [\n    ' if summary.total == 0 else ",\n    "
+        prefix = ',\n  "cases": [\n    ' if summary.seen == 0 else ",\n    "
         out.write(prefix + json.dumps(case_entry(score), ensure_ascii=False))
         summary.add(score)
-    if not summary.total:
+    if not summary.seen:
         return
     out.write("\n  ]")
     for key, value in summary.as_report().items():

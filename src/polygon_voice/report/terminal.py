@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from polygon_voice.checks import RunSummary
-from polygon_voice.model import CaseScore, ConversationResult, Speaker
+from polygon_voice.model import CaseScore, ConversationResult, ExpectResult, Speaker
 from polygon_voice.model.judgement import Judgement
 from polygon_voice.noise import caller_wer
 from polygon_voice.store import ConversationSummary, RunRecord
@@ -217,6 +217,16 @@ def gate_table(gate: dict[str, Any], title: str) -> Table:
     return table
 
 
+def not_exercised_table(summary: RunSummary, title: str) -> Table:
+    """Cases that did not play as written or could not be won, each with the reason."""
+    table = Table(title=title, title_justify="left")
+    for column in ("case", "why it is not counted"):
+        table.add_column(column)
+    for row in summary.skipped:
+        table.add_row(row["case"], Text(row["reason"]))
+    return table
+
+
 def _fraction(passed: int, total: int, bold: bool = False) -> Text:
     style = ("green" if passed == total else "red") + (" bold" if bold else "")
     return Text(f"{passed} / {total}", style=style)
@@ -225,6 +235,8 @@ def _fraction(passed: int, total: int, bold: bool = False) -> Text:
 def case_view(score: CaseScore) -> Table:
     """A three-layer case's six axes with the reason for each, and its root cause."""
     verdict = "end-to-end task integrity" if score.e2e else "not end-to-end"
+    if score.not_exercised is not None:
+        verdict = "not exercised (the suite's problem, counted apart)"
     table = Table(title=f"Three-layer outcome of {score.case_id}: {verdict}", title_justify="left")
     for column in ("axis", "", "why"):
         table.add_column(column)
@@ -238,6 +250,8 @@ def case_view(score: CaseScore) -> Table:
         table.add_row("root cause", Text(layer), Text(f"{cause.cause}: {cause.evidence}"))
     if score.gate_breaks:
         table.add_row("release gate", "", Text("breaks " + ", ".join(score.gate_breaks)))
+    if score.not_exercised is not None:
+        table.add_row("not exercised", "", Text(score.not_exercised))
     return table
 
 
@@ -278,4 +292,23 @@ def judgement_view(judgement: Judgement, label: str = "") -> Table:
         table.add_row("unscored", "", "", Text(", ".join(judgement.unscored), style="dim"))
     for error in judgement.errors:
         table.add_row("judge error", "", "", Text(error, style="red"))
+    return table
+
+
+def expect_view(result: ExpectResult, scenario_id: str) -> Table:
+    """The scenario's expected outcome: each check with whether it held and why."""
+    if result.not_exercised is not None:
+        verdict = "not exercised"
+    else:
+        verdict = "met" if result.met else "NOT met"
+    source = "expect:" if result.source == "expect" else "the case's expected axes"
+    title = f"Expected outcome of {scenario_id} ({source}): {verdict}"
+    table = Table(title=title, title_justify="left")
+    for column in ("check", "", "why"):
+        table.add_column(column)
+    if result.not_exercised is not None:
+        table.add_row("not exercised", Text("—"), Text(result.not_exercised))
+    for check in result.checks:
+        mark = Text("✓", style="green") if check.passed else Text("✗", style="bold red")
+        table.add_row(check.name, mark, Text(check.why))
     return table

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING
 from polygon_voice.agents import AgentFactory
 from polygon_voice.agents.http_agent import HttpAgentFactory
 from polygon_voice.checks import RunSummary, is_case, score_case
+from polygon_voice.checks.expect import check_expectations
 from polygon_voice.conversation import Hearing
 from polygon_voice.judge import Judging, judge_stage_async
-from polygon_voice.model import CaseScore, ConversationResult, EndReason, Suite
+from polygon_voice.model import CaseScore, ConversationResult, EndReason, ExpectResult, Suite
 from polygon_voice.model.judgement import Judgement
 from polygon_voice.probes import Probing, probe_stage
 from polygon_voice.runner.build import AgentBuildError, CallBuilder, failed_call, merged_records
@@ -42,6 +43,14 @@ class RunTally:
     verdicts: Counter[str] = field(default_factory=Counter)
     composite_total: float = 0.0
     composites: int = 0
+    expectations: Counter[str] = field(default_factory=Counter)  # met / not_met / not_exercised
+
+    def add_expectation(self, result: ExpectResult) -> None:
+        """Count how one conversation stands against its scenario's expected outcome."""
+        if result.not_exercised is not None:
+            self.expectations["not_exercised"] += 1
+        else:
+            self.expectations["met" if result.met else "not_met"] += 1
 
     def add_judgement(self, judgement: Judgement) -> None:
         """Count one conversation's verdict and composite."""
@@ -147,6 +156,8 @@ class SuiteRunner:
                     tally.cases.add(score)
                 if isinstance(score, Judgement):
                     tally.add_judgement(score)
+                if isinstance(score, ExpectResult):
+                    tally.add_expectation(score)
             if self.on_finished is not None:
                 self.on_finished(result)
             # Deterministic agents never await: yield so the other workers get their turn and
@@ -165,9 +176,10 @@ class SuiteRunner:
         if self.judging is None:
             return []
         case = next((s for _, _, s in stages if isinstance(s, CaseScore)), None)
+        expect = next((s for _, _, s in stages if isinstance(s, ExpectResult)), None)
         initial = merged_records(builder.suite.backend, planned.scenario.backend)
         checks, judgement = await judge_stage_async(
-            self.judging, builder.suite, planned.scenario, result, case, initial
+            self.judging, builder.suite, planned.scenario, result, case, initial, expect
         )
         return [("conversation_checks", "", checks), ("judge", "", judgement)]
 
@@ -186,14 +198,20 @@ class SuiteRunner:
 
 def stage_results(
     builder: CallBuilder, planned: PlannedCall, result: ConversationResult
-) -> list[tuple[str, str, CaseScore]]:
-    """The deterministic checks of a three-layer case (stage "checks"); none for others."""
+) -> list[StageResult]:
+    """The deterministic checks: a three-layer case's axes (stage "checks") and the scenario's
+    expected outcome (stage "expect"); none for a scenario that states neither."""
     scenario = planned.scenario
-    if not is_case(scenario):
-        return []
     initial = merged_records(builder.suite.backend, scenario.backend)
-    score = score_case(result, scenario, builder.suite.tools, initial)
-    return [("checks", "", score)]
+    stages: list[StageResult] = []
+    case = None
+    if is_case(scenario):
+        case = score_case(result, scenario, builder.suite.tools, initial)
+        stages.append(("checks", "", case))
+    expect = check_expectations(result, scenario, initial, case, builder.suite.tools)
+    if expect is not None:
+        stages.append(("expect", "", expect))
+    return stages
 
 
 async def run_one(builder: CallBuilder, planned: PlannedCall) -> ConversationResult:

@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from polygon_voice.model import Suite
 from polygon_voice.scenario.parsing import parse_document, read_file
+from polygon_voice.scenario.references import CHECKED_CONTEXT, check_references
 from polygon_voice.scenario.validation import validation_error
 from polygon_voice.seeding import content_hash
 
@@ -30,8 +31,9 @@ def load_suite(path: str | Path) -> LoadedSuite:
     raw = read_file(given, file)
     document = parse_document(raw, given.suffix, file)
     try:
-        suite = Suite.model_validate(document.data)
+        suite = Suite.model_validate(document.data, context={CHECKED_CONTEXT: True})
     except ValidationError as exc:
         raise validation_error(exc, document.root, Suite, file) from exc
+    check_references(suite, document.root, file)
     resolved = given.resolve()
     return LoadedSuite(suite=suite, path=resolved, hash=content_hash(raw), base_dir=resolved.parent)

@@ -14,8 +14,9 @@ and, documented here because the reference run needs every root cause to occur:
 3. a barge-in without words is taken for the caller objecting to the change being read
    back, so it rolls those fields back to the record's stored values and waits for a go
    (`noise_taken_as_interruption`);
-4. it never puts an idempotency key on an action, and retries a failed action as it was
-   (`unsafe_retry_after_backend_error`, `missing_idempotency_key`);
+4. it puts no idempotency key on an action, and a retry gets a fresh key of its own, so
+   it can never match the request it repeats (`unsafe_retry_after_backend_error`; a
+   request delivered twice has no key at all: `missing_idempotency_key`);
 5. after a timeout it assumes the backend will finish on its own and confirms at once
    (`confirmed_before_result`);
 6. it confirms what it heard the caller ask for, never what the backend reports.
@@ -38,8 +39,8 @@ class FlawedAgent(ReferenceAgent):
         return None
 
     def retry_key(self, pending: Pending) -> str | None:
-        """Flaw 4: retried as it was."""
-        return None
+        """Flaw 4: a key made for the retry, never the one of the request it repeats."""
+        return f"{self.context.conversation_id}:retry-{pending.attempt + 1}"
 
     def on_lookup(self, pending: Pending, result: Any) -> Iterator[Action]:
         """Flaw 2: whatever came back is the caller's order."""

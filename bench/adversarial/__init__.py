@@ -1,0 +1,1 @@
+"""The adversarial evaluation: agents with one planted flaw each, and correct agents."""

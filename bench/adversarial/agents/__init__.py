@@ -1,0 +1,1 @@
+"""One agent per module (files starting with `_` are helpers, not agents)."""
