@@ -7,8 +7,10 @@ import pytest
 from polygon_voice.checks import LAYERS, summarise
 from polygon_voice.checks.causes import DETECTORS
 from polygon_voice.model import (
+    CallEnd,
     CaseScore,
     ConversationResult,
+    EndReason,
     FaultKind,
     Layer,
     RootCause,
@@ -16,6 +18,7 @@ from polygon_voice.model import (
 )
 from tests.checks.cases import (
     WRONG_4281,
+    corr04_opening,
     corr04_robust_trace,
     corr04_stale_trace,
     corr07_trace,
@@ -41,6 +44,7 @@ DOCUMENTED_ORDER = [
     "wrong_field_or_record",
     "unsafe_retry_after_backend_error",
     "missing_idempotency_key",
+    "call_broken_off",
     "success_claimed_without_write",
     "confirmed_before_result",
     "request_dropped",
@@ -338,3 +342,32 @@ def test_every_failed_case_gets_exactly_one_cause() -> None:
 
     assert all(s.root_cause is not None and s.root_cause.cause in LAYERS for s in scores)
     assert sum(row["count"] for row in summarise(scores).fix_list()) == len(scores)
+
+
+@pytest.mark.parametrize(
+    ("reason", "message"),
+    [
+        (EndReason.LOOP_DETECTED, "the agent said the same reply 2 times in a row"),
+        (EndReason.ERROR, "agent raised KeyError: 'result'"),
+        (EndReason.TURN_LIMIT, "reached 40 turns"),
+    ],
+)
+def test_a_call_the_agent_broke_off_before_the_change_is_call_broken_off(
+    reason: EndReason, message: str
+) -> None:
+    result = corr04_opening().build()
+    result.end = CallEnd(reason=reason, time=12.0, message=message)
+    cause = cause_of(result, scenario("corr-04"))
+    assert cause.cause == "call_broken_off"
+    assert cause.layer is Layer.CONVERSATION
+    assert cause.evidence["end_reason"] == reason.value
+    assert cause.evidence["message"] == message
+    assert cause.evidence["action_writes"] == 0
+
+
+def test_a_harness_failure_is_not_blamed_on_the_agent() -> None:
+    result = corr04_opening().build()
+    result.end = CallEnd(
+        reason=EndReason.ERROR, time=12.0, message="internal error in the engine: ValueError"
+    )
+    assert cause_of(result, scenario("corr-04")).cause != "call_broken_off"

@@ -155,6 +155,7 @@ def test_fix_list_ties_follow_the_order_of_the_causes() -> None:
         "wrong_field_or_record",
         "success_claimed_without_write",
         "request_dropped",
+        "call_broken_off",
         "unclassified",
     ]
 

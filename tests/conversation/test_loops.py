@@ -329,3 +329,38 @@ async def test_one_moment_before_each_call_is_not_a_loop(run_call: RunCall) -> N
     result = await run_call(OneMomentPerCall(), script({"say": "Change it"}), tools=SLOW_LOOKUP)
     assert result.end.reason is EndReason.AGENT_HANGUP
     assert [t.text for t in result.turns].count("One moment.") == 2
+
+
+def test_one_repeat_after_the_caller_asked_for_it_is_not_a_loop() -> None:
+    asked = [reply(GREETING), Reply(GREETING, asked_again=True)]
+    assert find_loop(asked, 0.9) is None
+    assert find_loop([*asked, Reply(GREETING, asked_again=True)], 0.9) is not None
+    assert find_loop([reply(GREETING), reply(GREETING)], 0.9) is not None
+
+
+class Repeater:
+    """Answers every caller turn with the same line, and hangs up on "bye"."""
+
+    async def respond(self, event: Event) -> AsyncIterator[Action]:
+        if isinstance(event, CallerSaid) and "bye" in event.text.lower():
+            yield EndCall()
+        elif isinstance(event, CallerSaid):
+            yield Say(text="Your order 5590 will arrive on Friday.")
+
+
+@pytest.mark.parametrize(
+    "asked",
+    ["Sorry, could you repeat that?", "Wie bitte?", "Ponovite, molim.", "Повторите, пожалуйста."],
+)
+async def test_saying_it_again_when_the_caller_asks_is_not_a_loop(
+    run_call: RunCall, asked: str
+) -> None:
+    steps = script({"say": "When does my order come?"}, {"say": asked}, {"say": "Thanks, bye."})
+    result = await run_call(Repeater(), steps)
+    assert result.end.reason is EndReason.AGENT_HANGUP
+
+
+async def test_the_same_line_to_a_new_question_is_still_a_loop(run_call: RunCall) -> None:
+    steps = script({"say": "When does my order come?"}, {"say": "Can I change the address?"})
+    result = await run_call(Repeater(), steps)
+    assert result.end.reason is EndReason.LOOP_DETECTED

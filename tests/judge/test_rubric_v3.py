@@ -162,3 +162,27 @@ def test_a_custom_rubric_names_its_rule_set_in_its_version(tmp_path: Path) -> No
     assert a.version != b.version
     with pytest.raises(ValueError, match="field 'rules'"):
         load_rubric(str(tmp_path / "c.yaml"))
+
+
+LOOKUP = ToolSpec.model_validate(
+    {"stub": {"kind": "stateful", "collection": "orders", "op": "get", "key": "order_id"}}
+)
+
+
+def test_reading_a_write_back_is_no_unkeyed_retry_under_rule_set_2() -> None:
+    lines = turns(("caller", "Order 5590 to 3"), ("agent", "Order 5590 now has 3 items."))
+    reads = [call(f"look-{i}", {"order_id": "5590"}, at=1.0 + i) for i in range(2)]
+    for read in reads:
+        read.tool = "lookup_order"
+    result = conversation(lines, calls=reads)
+    tools = {"update_order": UPDATE, "lookup_order": LOOKUP}
+    given_tools = JudgeInput(result, Persona(), ConversationChecks(), tools=tools)
+    assert (
+        judge_conversation(DeterministicJudge(), V3, given_tools).criteria["tool_use_quality"].score
+        == 5
+    )
+    # Rule set 1 (v2) keeps counting it, so v2 verdicts replay as they were.
+    assert (
+        judge_conversation(DeterministicJudge(), V2, given_tools).criteria["tool_use_quality"].score
+        == 4
+    )

@@ -19,8 +19,8 @@ from polygon_voice.checks.axes import (
     setup_names,
 )
 from polygon_voice.checks.evidence import EPS, CaseView, WriteOp, same
-from polygon_voice.checks.exercised import unplayed_by_agent
-from polygon_voice.model import CallStatus, FaultKind, Layer, RootCause, ToolCall
+from polygon_voice.checks.exercised import agent_broke, unplayed_by_agent
+from polygon_voice.model import CallStatus, EndReason, FaultKind, Layer, RootCause, ToolCall
 
 Evidence = dict[str, Any]
 
@@ -35,6 +35,7 @@ LAYERS: dict[str, Layer | None] = {
     "wrong_field_or_record": Layer.EXECUTION,
     "success_claimed_without_write": Layer.STATE,
     "request_dropped": Layer.CONVERSATION,
+    "call_broken_off": Layer.CONVERSATION,
     "unclassified": None,
 }
 """Every cause and the layer to repair (none known for `unclassified`); the order breaks
@@ -193,7 +194,9 @@ def _unsafe_retries(view: CaseView) -> list[tuple[ToolCall, ToolCall]]:
 def success_claimed_without_write(view: CaseView) -> Evidence | None:
     """The agent said the change was made, but no write of the action landed at all (no call
     went out, or none of them wrote)."""
-    if not view.should_execute or _action_writes(view):
+    # A call-off that never came because the agent never acted leaves the request standing.
+    asked = view.should_execute or bool(unplayed_by_agent(view.result))
+    if not asked or _action_writes(view):
         return None
     claim = find_claim(view) or done_without_call(view)
     if claim is None or not claim.done or _awaited(view, claim.time):
@@ -206,6 +209,23 @@ def success_claimed_without_write(view: CaseView) -> Evidence | None:
         "calls": {c.call_id: c.status.value for c in view.result.tool_calls
                   if c.tool == view.action_tool},
     }  # fmt: skip
+
+
+def call_broken_off(view: CaseView) -> Evidence | None:
+    """The agent broke the call off before the request was done: its own error (it raised,
+    hung, misused a tool), a loop, or running out of turns."""
+    end = view.result.end
+    broken = agent_broke(end) or end.reason in (EndReason.LOOP_DETECTED, EndReason.TURN_LIMIT)
+    if not broken:
+        return None
+    agent = view.agent_turns()
+    return {
+        "end_reason": end.reason.value,
+        "message": end.message,
+        "ended_at": end.time,
+        "last_agent_turn": agent[-1].index if agent else None,
+        "action_writes": len(_action_writes(view)),
+    }
 
 
 def request_dropped(view: CaseView) -> Evidence | None:
@@ -271,6 +291,7 @@ DETECTORS: list[tuple[str, Callable[[CaseView], Evidence | None]]] = [
     ("wrong_field_or_record", wrong_field_or_record),
     ("unsafe_retry_after_backend_error", unsafe_retry_after_backend_error),
     ("missing_idempotency_key", missing_idempotency_key),
+    ("call_broken_off", call_broken_off),
     ("success_claimed_without_write", success_claimed_without_write),
     ("confirmed_before_result", confirmed_before_result),
     ("request_dropped", request_dropped),

@@ -1,4 +1,5 @@
-"""Phrase matching for the conversation checks: forbidden phrases and repeat requests.
+"""Phrase matching for the conversation checks: forbidden phrases and repeat requests (the
+phrases asking to repeat live with the engine, in conversation/repeats.py).
 
 Both sides are reduced to LOOP-2's normalised words (case-folded, diacritics and
 punctuation stripped), and a phrase matches a run of whole words, so "no" never matches
@@ -10,56 +11,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from polygon_voice.conversation.loops import normalised_words
+from polygon_voice.conversation.repeats import REPEAT_REQUESTS, contains_words, is_repeat_request
 
-# Ways an agent (or caller) asks for the last thing to be said again, per language.
-# Normalised (no diacritics) so they compare with normalised speech.
-REPEAT_REQUESTS: dict[str, tuple[str, ...]] = {
-    "en": (
-        "repeat that", "could you repeat", "can you repeat", "please repeat",
-        "say that again", "say it again", "come again", "didn t catch", "did not catch",
-        "pardon", "i beg your pardon", "sorry what",
-    ),
-    "de": (
-        "wiederholen", "noch einmal sagen", "nochmal sagen", "wie bitte",
-        "nicht verstanden", "habe das nicht verstanden",
-    ),
-    "hr": (
-        "ponovite", "ponoviti", "ponovi", "nisam razumio", "nisam razumjela",
-        "nisam cuo", "nisam cula",
-    ),
-    "ru": (
-        "повторите", "повторить", "не расслышал", "не расслышала", "не понял",
-        "не поняла", "еще раз",
-    ),
-}  # fmt: skip
+# The repeat phrases are the engine's (loop rules); the checks count them through here.
+__all__ = ["REPEAT_REQUESTS", "contains_phrase", "is_repeat_request", "phrases_in"]
 
 
 def contains_phrase(text: str, phrase: str) -> bool:
     """Whether `phrase` occurs in `text` as whole words, ignoring case and diacritics."""
-    return _contains(normalised_words(text), normalised_words(phrase))
+    return contains_words(normalised_words(text), normalised_words(phrase))
 
 
 def phrases_in(text: str, phrases: Sequence[str]) -> list[str]:
     """The phrases of `phrases` found in `text`, in the given order."""
     words = normalised_words(text)
-    return [p for p in phrases if _contains(words, normalised_words(p))]
-
-
-def is_repeat_request(text: str) -> bool:
-    """Whether a turn asks for the last thing to be said again (any known language).
-
-    All languages are tried, not just the call's: an agent may answer in the wrong
-    language, and the phrases of one language do not occur as whole words in another.
-    ("molim" is left out of Croatian: it is also "please".)
-    """
-    words = normalised_words(text)
-    return any(
-        _contains(words, normalised_words(p)) for group in REPEAT_REQUESTS.values() for p in group
-    )
-
-
-def _contains(words: list[str], phrase: list[str]) -> bool:
-    if not phrase:
-        return False
-    n = len(phrase)
-    return any(words[i : i + n] == phrase for i in range(len(words) - n + 1))
+    return [p for p in phrases if contains_words(words, normalised_words(p))]

@@ -26,6 +26,7 @@ from polygon_voice.agents.base import Agent
 from polygon_voice.caller.base import Caller, CallView, HangUp, Interrupt, Speak
 from polygon_voice.conversation.clock import EventQueue, Timers, speech_seconds
 from polygon_voice.conversation.loops import Reply, find_loop
+from polygon_voice.conversation.repeats import is_repeat_request
 from polygon_voice.model import (
     Action,
     BargeIn,
@@ -257,8 +258,20 @@ class ConversationEngine:
         self._add_turn(Speaker.AGENT, text, heard, speech.start, speech.interrupted)
         # "One moment." then the call it announces fills the wait too.
         in_flight = speech.in_flight or self._tools.awaiting()
-        self._replies.append(Reply(text, cut_off=speech.interrupted, in_flight=in_flight))
+        asked = self._caller_asked_again()
+        self._replies.append(
+            Reply(text, cut_off=speech.interrupted, asked_again=asked, in_flight=in_flight)
+        )
         self._check_loop()
+
+    def _caller_asked_again(self) -> bool:
+        """Whether the caller's last turn before this agent turn asked to hear it again."""
+        before = self.turns[-2] if len(self.turns) >= 2 else None
+        return (
+            before is not None
+            and before.speaker is Speaker.CALLER
+            and is_repeat_request(before.heard)
+        )
 
     def _check_loop(self) -> None:
         if self.end is not None:

@@ -2,10 +2,13 @@
 
 Two consecutive agent replies *repeat* each other when their normalised words overlap at
 least the threshold (LOOP-2: multiset intersection over the longer reply). A repeat ends
-the call as a loop unless it is excused, and only two kinds are:
+the call as a loop unless it is excused, and only three kinds are:
 
 * the first repeat of a reply the caller cut off: the caller did not hear it to the end,
   so saying it once more is the right thing to do; a second repeat is a loop;
+* the first repeat of a reply after the caller asked to hear it again ("Sorry, what?",
+  "Wie bitte?", conversation/repeats.py): repeating on request is an answer, not a loop;
+  a second repeat is;
 * a repeat spoken while a tool call the agent sent is still awaited ("One moment,
   please."), at most `IN_FLIGHT_REPEATS` times in one run of repeats: waiting for a tool is
   the one time a voice agent has to fill the line with the same words. The allowance is
@@ -39,6 +42,8 @@ class Reply:
     text: str
     cut_off: bool = False
     """The caller barged in while the agent was saying it (the turn is `interrupted`)."""
+    asked_again: bool = False
+    """The caller's turn right before it asked for the last thing to be said again."""
     in_flight: bool = False
     """A tool call the agent sent had no answer yet when the response that spoke it began,
     when one of its `Say`s started, or when it ended: "One moment." after cancelling a call
@@ -84,7 +89,7 @@ def find_loop(replies: Sequence[Reply], threshold: float) -> Loop | None:
     run = _last_run(replies, threshold)
     in_flight_excused = 0
     for position in range(1, len(run)):
-        if position == 1 and run[0].cut_off:
+        if position == 1 and (run[0].cut_off or run[1].asked_again):
             continue
         if run[position].in_flight and in_flight_excused < IN_FLIGHT_REPEATS:
             in_flight_excused += 1

@@ -66,7 +66,7 @@ def tool_use_quality(given: JudgeInput) -> RawScore:
     phantom = phantom_claims(given)
     if phantom and not sent:
         return scored(given, 1, phantom[0].index, "said the change was made without calling a tool")
-    base = tool_use_by_trace(given)
+    base = tool_use_by_trace(given, reads_may_repeat=True)
     expect = given.expect
     if expect is None or expect.not_exercised is not None:
         return base if sent else _no_calls(given, base)

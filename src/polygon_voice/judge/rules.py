@@ -19,7 +19,7 @@ from polygon_voice.judge.evidence import (
     outcome_time,
     scored,
 )
-from polygon_voice.model import CallStatus, EndReason, Outcome, Speaker, ToolCall
+from polygon_voice.model import CallStatus, EndReason, Outcome, Speaker, StatefulStub, ToolCall
 
 
 def instruction_following(given: JudgeInput) -> RawScore:
@@ -40,13 +40,19 @@ def instruction_following(given: JudgeInput) -> RawScore:
     return scored(given, value, turn, "; ".join(why))
 
 
-def tool_use_quality(given: JudgeInput) -> RawScore:
-    """Invalid arguments, failures of the agent's own making, retries without a key."""
+def tool_use_quality(given: JudgeInput, reads_may_repeat: bool = False) -> RawScore:
+    """Invalid arguments, failures of the agent's own making, retries without a key.
+
+    `reads_may_repeat` (rule set 2): a stateful read sent again without a key is no unsafe
+    retry — reading a record back is what REL-4 asks for, and a re-read what AX-1 asks for.
+    """
     result, value, why = given.result, 5, []
     invalid = [c for c in result.tool_calls if not c.args_valid]
     own_failures = [c for c in result.tool_calls if c.args_valid and c.status in FAILED]
     own_failures = [c for c in own_failures if c.fault is None]
     unkeyed = _unkeyed_retries(given)
+    if reads_may_repeat:
+        unkeyed = [c for c in unkeyed if not _is_read(given, c.tool)]
     value -= 2 * len(invalid) + len(own_failures) + len(unkeyed)
     for count, what in ((invalid, "invalid arguments"), (own_failures, "failed without a fault"),
                         (unkeyed, "repeated without an idempotency key")):  # fmt: skip
@@ -58,6 +64,11 @@ def tool_use_quality(given: JudgeInput) -> RawScore:
     at = outcome_time(flagged[0]) if flagged else None
     turn = agent_turn_after(result, at) if at is not None else last_agent_turn(result)
     return scored(given, value, turn, "; ".join(why) or "tool calls valid and safe")
+
+
+def _is_read(given: JudgeInput, tool: str) -> bool:
+    spec = given.tools.get(tool)
+    return spec is not None and isinstance(spec.stub, StatefulStub) and spec.stub.op == "get"
 
 
 def _unkeyed_retries(given: JudgeInput) -> list[ToolCall]:
