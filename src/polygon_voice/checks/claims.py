@@ -985,9 +985,26 @@ _CLAUSE_WORDS = {
 }
 
 
+CACHED_TEXT_CHARS = 500
+"""Agents say the same lines in call after call, and every call is read by several rules:
+short sentences are read once per process (a bounded cache: at most 4,096 entries of at
+most this many characters, so hostile input cannot grow it)."""
+
+
 def claims_done(text: str, language: str) -> bool:
     """The sentence states that a requested change was made / booked / is done (affirmative,
     not negated, not a future promise, offer or question)."""
+    if isinstance(text, str) and len(text) <= CACHED_TEXT_CHARS:
+        return _claims_done_cached(text, language)
+    return _claims_done(text, language)
+
+
+@functools.lru_cache(maxsize=4096)
+def _claims_done_cached(text: str, language: str) -> bool:
+    return _claims_done(text, language)
+
+
+def _claims_done(text: str, language: str) -> bool:
     try:
         code = _language_code(language)
         return any(_clause_done(c, code) for c in _clauses(_tokenise(text), code))

@@ -209,8 +209,9 @@ def writes_at_most_check(limit: int, result: ConversationResult) -> ExpectCheck:
     """At most `limit` write operations landed (a call's writes to one record at one moment)."""
     operations = list(dict.fromkeys((w.call_id, w.time, w.record) for w in result.backend_writes))
     count = len(operations)
-    calls = ", ".join(dict.fromkeys(call for call, _, _ in operations)) or "none"
-    why = f"{count} write operation(s) landed (by {calls}); at most {limit} allowed"
+    calls = ", ".join(dict.fromkeys(call for call, _, _ in operations))
+    landed = f"{count} write operation(s) landed (by {calls})" if count else "nothing was written"
+    why = f"{landed}; at most {limit} allowed"
     return ExpectCheck(name="writes_at_most", passed=count <= limit, why=why)
 
 

@@ -40,12 +40,9 @@ def is_repeat_request(text: str) -> bool:
     language, and the phrases of one language do not occur as whole words in another.
     ("molim" is left out of Croatian: it is also "please".)
     """
-    words = normalised_words(text)
-    return any(
-        contains_words(words, normalised_words(p))
-        for group in REPEAT_REQUESTS.values()
-        for p in group
-    )
+    # Whole-word runs as substrings of the space-joined words: one C-level scan per phrase.
+    spaced = f" {' '.join(normalised_words(text))} "
+    return any(phrase in spaced for phrase in _SPACED_REQUESTS)
 
 
 def contains_words(words: list[str], phrase: list[str]) -> bool:
@@ -54,3 +51,9 @@ def contains_words(words: list[str], phrase: list[str]) -> bool:
         return False
     n = len(phrase)
     return any(words[i : i + n] == phrase for i in range(len(words) - n + 1))
+
+
+# Normalised once: the engine asks after every agent turn, the checks for every turn.
+_SPACED_REQUESTS = tuple(
+    f" {' '.join(normalised_words(p))} " for group in REPEAT_REQUESTS.values() for p in group
+)
