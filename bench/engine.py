@@ -167,6 +167,11 @@ class NullStore:
         """Count one finished conversation; its stage results are dropped."""
         self.add_conversation(run_id, index, result)
 
+    def add_stage_results(
+        self, run_id: str, conversation_id: str, results: object, *, replace: bool = False
+    ) -> None:
+        """Drop the judge's stage results (stored after the conversation by the runner)."""
+
 
 @dataclass(frozen=True)
 class PassResult:

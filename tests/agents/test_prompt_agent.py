@@ -177,7 +177,7 @@ def test_resolve_prompt_prefix(tmp_path: Path) -> None:
     assert isinstance(factory, PromptAgentFactory)
     assert describe_agent(f"prompt:{path}")["agent_prompt_version"] == factory.prompt_version
     assert describe_agent("reference:robust") == {}
-    with pytest.raises(AgentLoadError, match="cannot read"):
+    with pytest.raises(AgentLoadError, match=r"missing\.yaml: file not found"):
         resolve_agent("prompt:missing.yaml", base_dir=tmp_path)
 
 

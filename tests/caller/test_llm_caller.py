@@ -192,8 +192,10 @@ async def test_a_model_error_hangs_up_cleanly(serve: Serve, failure: Rule) -> No
     fake = serve([failure])
     async with client(fake) as llm:
         caller = LLMCaller(PERSONA, "en", llm, seed=0)
-        assert await caller.reply(AGENT_GREETS) == HangUp()
+        move = await caller.reply(AGENT_GREETS)
     [error] = caller.errors
+    # A hang-up that says why: the call is then not exercised, never judged as played.
+    assert move == HangUp(failure=error)
     assert "model crashed" in error or "JSON" in error or "CallerLine" in error
 
 

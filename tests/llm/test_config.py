@@ -107,7 +107,7 @@ def test_toml_files_work(tmp_path: Path) -> None:
         ("llm:\n  colour: red\n", r"polygon.yaml: llm.colour: unknown setting"),
         ("llm:\n  judge: gpt\n", r"polygon.yaml: llm.judge: must be a mapping"),
         ("judge:\n  model: x\n", r"polygon.yaml: no `llm:` section"),
-        ("llm: [1\n", r"polygon.yaml: not valid YAML"),
+        ("llm: [1\n", r"polygon.yaml:2:1: expected ',' or ']'"),
     ],
 )
 def test_errors_name_the_file_and_the_field(tmp_path: Path, text: str, message: str) -> None:
@@ -128,7 +128,7 @@ def test_an_environment_error_names_the_variable() -> None:
 
 
 def test_a_missing_file_is_named(tmp_path: Path) -> None:
-    with pytest.raises(LLMConfigError, match=r"nope.yaml: cannot read"):
+    with pytest.raises(LLMConfigError, match=r"nope.yaml: file not found"):
         load_llm_config(tmp_path / "nope.yaml", {})
 
 

@@ -110,7 +110,7 @@ def test_probe_file_loads_and_refuses_bad_fields(tmp_path: Path) -> None:
     assert (a.source, b.source, a.applies_when) == ("llm", "deterministic", "x")
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump([{"id": "a", "question": "Q?", "polarity": "maybe"}]))
-    with pytest.raises(ProbeError, match=r"probes\[0\]'\.polarity"):
+    with pytest.raises(ProbeError, match=r"bad.yaml:2:13: \[0\]\.polarity: one of"):
         load_probes(bad)
 
 

@@ -36,6 +36,7 @@ def test_migrations_ship_inside_the_package() -> None:
     assert any((MIGRATIONS_DIR / "versions").glob("0001_*.py"))
     assert any((MIGRATIONS_DIR / "versions").glob("0002_*.py"))
     assert any((MIGRATIONS_DIR / "versions").glob("0003_*.py"))
+    assert any((MIGRATIONS_DIR / "versions").glob("0004_*.py"))
 
 
 def test_migrates_an_empty_database_to_head(db_url: str) -> None:
@@ -49,7 +50,14 @@ def test_migrates_an_empty_database_to_head(db_url: str) -> None:
         # The packaged migrations and schema.py describe the same tables, columns and indexes.
         diff = compare_metadata(MigrationContext.configure(conn), metadata)
     engine.dispose()
-    assert tables == {"alembic_version", "runs", "conversations", "stage_results", "personas"}
+    assert tables == {
+        "alembic_version",
+        "runs",
+        "conversations",
+        "stage_results",
+        "personas",
+        "run_leases",
+    }
     assert diff == []
 
 

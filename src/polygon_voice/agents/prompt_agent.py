@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from polygon_voice.agents.base import AgentContext
@@ -35,6 +34,9 @@ from polygon_voice.model import (
     ToolSpec,
     Transfer,
 )
+from polygon_voice.scenario.errors import SuiteError
+from polygon_voice.scenario.parsing import read_data
+from polygon_voice.scenario.validation import validation_error
 from polygon_voice.seeding import content_hash
 
 END_CALL = "end_call"
@@ -76,24 +78,27 @@ class PromptAgentConfig(BaseModel):
     max_rounds: int = Field(default=4, ge=1, description="model calls per event at most")
 
 
+def _read_config(path: Path) -> PromptAgentConfig:
+    """The agent file through the safe reader; errors name its line and field (did you mean)."""
+    file = str(path)
+    try:
+        data, root = read_data(path, file)
+        if not isinstance(data, dict):
+            raise SuiteError(file, "an agent file is a mapping with at least 'system_prompt'")
+        try:
+            return PromptAgentConfig.model_validate(data)
+        except ValidationError as exc:
+            raise validation_error(exc, root, PromptAgentConfig, file) from None
+    except SuiteError as exc:
+        raise PromptAgentError(str(exc)) from None
+
+
 class PromptAgentFactory:
     """Builds one `PromptAgent` per call; `describe()` is what a run records about it."""
 
     def __init__(self, path: str | Path, env: Mapping[str, str] | None = None) -> None:
         self.path = Path(path)
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise PromptAgentError(f"{self.path}: cannot read: {exc.strerror}") from None
-        try:
-            data = yaml.safe_load(text)
-            self.config = PromptAgentConfig.model_validate(data)
-        except yaml.YAMLError as exc:
-            raise PromptAgentError(f"{self.path}: not valid YAML: {exc}") from None
-        except ValidationError as exc:
-            error = exc.errors()[0]
-            where = ".".join(str(part) for part in error["loc"]) or "(top level)"
-            raise PromptAgentError(f"{self.path}: {where}: {error['msg']}") from None
+        self.config = _read_config(self.path)
         base = self.path.parent
         prompt_path = base / self.config.system_prompt
         try:
@@ -101,6 +106,11 @@ class PromptAgentFactory:
         except OSError as exc:
             raise PromptAgentError(
                 f"{self.path}: system_prompt {prompt_path}: cannot read: {exc.strerror}"
+            ) from None
+        except UnicodeDecodeError as exc:
+            raise PromptAgentError(
+                f"{self.path}: system_prompt {prompt_path}: not valid UTF-8 text "
+                f"(byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
             ) from None
         self.role_config = self._role_config(base, env)
         # One client for every call of the run: it holds the connection pool and the usage.

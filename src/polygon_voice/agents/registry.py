@@ -108,7 +108,7 @@ def _load_import_path(path: str, spec: str, base_dir: Path | None = None) -> Age
         sys.path.insert(0, str(base_dir))
     try:
         module = importlib.import_module(module_name)
-    except ImportError as exc:
+    except (ImportError, ValueError) as exc:  # ValueError: an empty or relative module name
         raise AgentLoadError(f"agent {spec!r}: cannot import {module_name!r}: {exc}") from exc
     return _attr_factory(module, attr, spec)
 

@@ -18,7 +18,10 @@ class Speak:
 
 @dataclass(frozen=True)
 class HangUp:
-    """End the call."""
+    """End the call; `failure` says why when the caller could not go on (its model failed),
+    so the call is recorded as not exercised rather than as the caller's choice."""
+
+    failure: str | None = None
 
 
 @dataclass(frozen=True)

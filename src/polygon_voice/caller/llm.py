@@ -11,8 +11,9 @@ saying why; if that fails too, the caller says a safe line ("Sorry, I don't know
 rejected line is kept in `blocked` and logged.
 
 A model error (LLMError: the endpoint kept failing, an unreadable answer) ends the call
-cleanly: the caller hangs up (end reason `caller_hangup`), the error is kept in `errors`
-and logged as a warning. The LLM caller never barges in: talking over the agent needs
+cleanly: the caller hangs up (end reason `caller_hangup`), the error is kept in `errors`,
+logged as a warning and noted in the trace (`caller_failed`), so the call counts as not
+exercised and is never judged a pass. The LLM caller never barges in: talking over the agent needs
 exact timing, which is the scripted caller's job (SIM-5).
 """
 
@@ -82,7 +83,8 @@ class LLMCaller:
         except LLMError as exc:
             self.errors.append(str(exc))
             log.warning("LLM caller hangs up after a model error: %s", exc)
-            return HangUp()
+            # Not the caller's choice: the call did not play, so it must not be judged.
+            return HangUp(failure=str(exc))
         say = line.say.strip()
         if line.end_call:
             if not say:

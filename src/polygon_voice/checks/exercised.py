@@ -1,7 +1,9 @@
 """Cases that did not play as written, or that no agent could win: the suite's problem.
 
-Two shapes are read from the trace:
+Three shapes are read from the trace:
 
+* the simulated caller failed (its model kept erroring: the engine notes `caller_failed`):
+  nothing after that point was played, whatever the agent did;
 * a scripted barge-in whose point never came (the engine notes `script_unplayed` at the
   end of the call): the event the case is about never happened;
 * a correction or a "no, don't" spoken only after the write of the old request had already
@@ -36,6 +38,19 @@ from polygon_voice.model import (
 )
 
 UNPLAYED_NOTE = "script_unplayed"
+CALLER_FAILED_NOTE = "caller_failed"
+
+
+def caller_failed(result: ConversationResult) -> str | None:
+    """Why the simulated caller could not go on (its model failed), read from the engine's
+    trace note `caller_failed`; None when the caller ended the call of its own accord.
+
+    Such a call did not play: whatever the agent did until then answered a caller that
+    vanished, so it is *not exercised* (never failed, never passed)."""
+    for entry in result.trace:
+        if entry.kind == CALLER_FAILED_NOTE:
+            return f"the caller model failed: {entry.data.get('error', 'unknown error')}"
+    return None
 
 
 def unplayed_events(scenario: Scenario, result: ConversationResult) -> list[str]:

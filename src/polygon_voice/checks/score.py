@@ -9,7 +9,12 @@ from typing import Any
 from polygon_voice.checks import axes
 from polygon_voice.checks.causes import LAYERS, root_cause
 from polygon_voice.checks.evidence import CaseView, Records
-from polygon_voice.checks.exercised import agent_at_fault, unplayed_events, unwinnable
+from polygon_voice.checks.exercised import (
+    agent_at_fault,
+    caller_failed,
+    unplayed_events,
+    unwinnable,
+)
 from polygon_voice.checks.gate import gate_breaks, run_gate
 from polygon_voice.model import (
     AXES,
@@ -67,6 +72,9 @@ def score_case(
 def not_exercised(view: CaseView, failed: list[str]) -> str | None:
     """Why the case did not play as written, or (when it failed) could not be won; None
     when it played and could be won."""
+    failure = caller_failed(view.result)
+    if failure is not None:  # the caller vanished: the case never played to its end
+        return failure
     reasons = unplayed_events(view.scenario, view.result)
     if reasons and not (failed and agent_at_fault(view.result, view.tools)):
         return "; ".join(reasons)

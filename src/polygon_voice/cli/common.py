@@ -6,13 +6,14 @@ from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
+from polygon_voice.cli.console import SafeConsole
 from polygon_voice.store import Store, StoreError, resolve_db_url
 
-console = Console()
-errors = Console(stderr=True, soft_wrap=True)
+# Safe consoles: no control sequence from a transcript, suite or model reaches the terminal.
+console = SafeConsole()
+errors = SafeConsole(stderr=True, soft_wrap=True)
 
 DbOption = Annotated[
     str | None,

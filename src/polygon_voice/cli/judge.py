@@ -21,7 +21,14 @@ from polygon_voice.cli.app import app
 from polygon_voice.cli.common import DbOption, LlmConfigOption, console, errors, fail, open_store
 from polygon_voice.cli.persona_runs import check_resumed_personas, with_stored_personas
 from polygon_voice.cli.runs import _load, judging_for, merged_usage
-from polygon_voice.judge import DEFAULT_RUBRIC, JudgeInput, Judging, judge_conversation_async
+from polygon_voice.judge import (
+    DEFAULT_RUBRIC,
+    MAX_JUDGE_REPEATS,
+    JudgeInput,
+    Judging,
+    judge_conversation_async,
+)
+from polygon_voice.judge.run import judge_model_failed
 from polygon_voice.model import CaseScore, ExpectResult, Scenario, Suite
 from polygon_voice.model.judgement import ConversationChecks, Judgement
 from polygon_voice.report import write_run_files
@@ -42,7 +49,12 @@ def rejudge(
         str, typer.Option(help="Rubric: v1, v2 or a rubric YAML file.")
     ] = DEFAULT_RUBRIC,
     judge_repeats: Annotated[
-        int, typer.Option(min=1, help="Judge each call K times; the median counts (RUB-5).")
+        int,
+        typer.Option(
+            min=1,
+            max=MAX_JUDGE_REPEATS,
+            help="Judge each call K times; the median counts (RUB-5).",
+        ),
     ] = 1,
     concurrency: Annotated[int, typer.Option(min=1, help="Conversations judged at once.")] = 8,
     out: Annotated[
@@ -65,10 +77,15 @@ def rejudge(
         tally = asyncio.run(_rejudge_all(store, record, suite, judging, name, concurrency))
     except StoreError as exc:
         fail(str(exc))
-    verdicts, composites = tally
+    verdicts, composites, failed = tally
     mean = sum(composites) / len(composites) if composites else None
     console.print(f"Judgement set [bold]{escape(name)}[/] of run {record.id}:")
     console.print(verdict_table(dict(verdicts), mean))
+    if failed:  # unscored is no pass, but a set judged by nobody must not look quiet
+        errors.print(
+            f"[red]judge model failed for {len(failed)} calls:[/] {escape(failed[0])}; "
+            "their verdict is unscored"
+        )
     usage = merged_usage(judging.usage)
     if usage is not None:
         judge_usage = usage["judge"]
@@ -112,12 +129,14 @@ def _suite_of(store: Store, record: RunRecord) -> Suite:
 
 async def _rejudge_all(
     store: Store, record: RunRecord, suite: Suite, judging: Judging, name: str, concurrency: int
-) -> tuple[Counter[str], list[float]]:
+) -> tuple[Counter[str], list[float], list[str]]:
+    """Verdict counts, composites, and the errors of the judgements the judge model failed."""
     # Ids first, then one conversation at a time: no read stays open while the set is written.
     ids = [summary.id for summary in store.iter_summaries(record.id)]
     scenarios = {scenario.id: scenario for scenario in suite.scenarios}
     verdicts: Counter[str] = Counter()
     composites: list[float] = []
+    failed: list[str] = []
     try:
         for start in range(0, len(ids), concurrency):
             batch = ids[start : start + concurrency]
@@ -131,9 +150,12 @@ async def _rejudge_all(
                 verdicts[judgement.verdict] += 1
                 if judgement.composite is not None:
                     composites.append(judgement.composite)
+                error = judge_model_failed(judgement)
+                if error is not None:
+                    failed.append(error)
     finally:
         await judging.aclose()
-    return verdicts, composites
+    return verdicts, composites, failed
 
 
 async def _rejudge_one(

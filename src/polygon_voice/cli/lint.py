@@ -12,6 +12,7 @@ import typer
 from polygon_voice.cli.app import app
 from polygon_voice.cli.common import LlmConfigOption, console, errors, fail
 from polygon_voice.lint import AXES, MAX_TIER, LintError, lint
+from polygon_voice.lint.engine import MAX_PROMPT_BYTES, check_size
 from polygon_voice.lint.render import render
 from polygon_voice.llm import LLMError, load_llm_config
 
@@ -34,15 +35,24 @@ def lint_command(
         str | None, typer.Option("--lang", help="en, de, hr or ru [default: detected].")
     ] = None,
     llm_config: LlmConfigOption = None,
+    max_bytes: Annotated[
+        int,
+        typer.Option("--max-bytes", min=0, help="Refuse a larger prompt file (0: no limit)."),
+    ] = MAX_PROMPT_BYTES,
 ) -> None:
     """Score PROMPT_FILE on five axes and mark the weak places."""
+    limit = max_bytes or None
     try:
+        # Sized before it is read: a huge file is refused without loading it.
+        check_size(prompt_file.stat().st_size, limit)
         text = prompt_file.read_text(encoding="utf-8")
+    except LintError as exc:
+        fail(f"cannot lint {prompt_file}: {exc}")
     except (OSError, UnicodeDecodeError) as exc:
         fail(f"cannot read {prompt_file}: {exc}")
     try:
         settings = load_llm_config(llm_config) if max_tier >= 4 else None
-        report = lint(text, max_tier=max_tier, language=lang, settings=settings)
+        report = lint(text, max_tier=max_tier, language=lang, settings=settings, max_bytes=limit)
     except (LintError, LLMError) as exc:
         fail(str(exc))
     if as_json:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
 
 import typer
 from rich.markup import escape
@@ -31,9 +33,17 @@ from polygon_voice.cli.persona_runs import (
     with_stored_personas,
 )
 from polygon_voice.cli.probes import ProbesOption, probing_for
-from polygon_voice.judge import BUILTIN, DEFAULT_RUBRIC, Judging, RubricError, load_rubric
+from polygon_voice.judge import (
+    BUILTIN,
+    DEFAULT_RUBRIC,
+    MAX_JUDGE_REPEATS,
+    Judging,
+    RubricError,
+    load_rubric,
+)
 from polygon_voice.judge.run import JudgeUnavailable, judge_named
 from polygon_voice.llm import LLMClient, LLMConfigError, Usage, load_llm_config, make_client
+from polygon_voice.masking import MASK, mask_url
 from polygon_voice.model import CaseScore, ConversationResult, ExpectResult
 from polygon_voice.model.judgement import Judgement
 from polygon_voice.noise import NoiseError
@@ -54,6 +64,7 @@ from polygon_voice.report.terminal import (
     verdict_table,
 )
 from polygon_voice.runner import CallBuilder, RunTally, SuiteRunner, count_calls
+from polygon_voice.runner.resume import calls_to_rejudge
 from polygon_voice.scenario import LoadedSuite, SuiteError, load_suite, suite_json_schema
 from polygon_voice.store import (
     ConversationSummary,
@@ -62,10 +73,39 @@ from polygon_voice.store import (
     StoreError,
     new_run_id,
 )
+from polygon_voice.store.leases import LeaseKeeper
 from polygon_voice.suites import builtin_suite_path
 from polygon_voice.tools import ToolConfigError
 
 SHOWN_INLINE = 30
+P = ParamSpec("P")
+R = TypeVar("R")
+# The run leases this command holds (store/leases.py): taken when a run starts or resumes.
+_HELD_LEASES: list[LeaseKeeper] = []
+
+
+def _releasing_leases(function: Callable[P, R]) -> Callable[P, R]:
+    """`function` giving up, however it ends (an error, exit or Ctrl-C), the leases it took."""
+
+    @functools.wraps(function)
+    def releasing(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return function(*args, **kwargs)
+        finally:
+            while _HELD_LEASES:
+                _give_up(_HELD_LEASES.pop())
+
+    return releasing
+
+
+def _give_up(keeper: LeaseKeeper) -> None:
+    keeper.__exit__(None, None, None)
+    if keeper.lost and keeper.lease is not None:
+        errors.print(
+            f"warning: the lease of run {keeper.lease.run_id} lapsed during this command and "
+            "another process took the run over; check it with polygon show",
+            markup=False,
+        )
 
 
 @app.command()
@@ -111,6 +151,7 @@ def run(
         int | None,
         typer.Option(
             min=1,
+            max=MAX_JUDGE_REPEATS,
             help="Judge each call K times; the median counts (RUB-5). [default: 1; resumed: own]",
         ),
     ] = None,
@@ -149,7 +190,7 @@ def run(
     report, transcripts = write_run_files(store, store.get_run(record.id), out_dir)
     _print_summary(store, record.id, tally)
     if tally.cases.seen:
-        print_three_layer({record.agent: tally.cases})
+        print_three_layer({mask_url(record.agent): tally.cases})
     console.print(f"Run [bold]{record.id}[/]: {escape(str(report))}, {escape(str(transcripts))}")
     console.print(f"See a call turn by turn: polygon show {record.id} --conversation ID")
     if gate and not (tally.cases.total and tally.cases.gate()["passed"]):
@@ -159,6 +200,7 @@ def run(
         raise typer.Exit(1)
 
 
+@_releasing_leases
 def execute_run(
     store: Store,
     loaded: LoadedSuite,
@@ -179,6 +221,12 @@ def execute_run(
     caller_client = caller_client_for(loaded, llm_config)  # None unless a scenario has caller: llm
     judging = judging or Judging()
     record, done = _start_or_resume(store, loaded, agent, seed, resume, noise, judging)
+    rejudge = calls_to_rejudge(store, record.id, done) if done else frozenset()
+    if rejudge:
+        console.print(
+            f"{len(rejudge)} stored calls without a judgement (or whose judge model failed) "
+            "are judged again, not run again."
+        )
     noise = _run_noise(loaded, record, noise)
     try:
         factory = resolve_agent(record.agent, loaded.base_dir)
@@ -194,6 +242,7 @@ def execute_run(
         concurrency=concurrency,
         noise=noise,
         skip=frozenset(done),
+        rejudge=rejudge,
         caller_client=caller_client,
         judging=judging,
         probing=probing,  # None: no probes stage
@@ -337,7 +386,7 @@ def _start_or_resume(
     judging: Judging | None = None,
 ) -> tuple[RunRecord, set[str]]:
     if resume is not None:
-        return _resume(store, loaded, resume)
+        return _resume(store, loaded, resume, agent)
     agent_name = agent or loaded.suite.agent
     if agent_name is None:
         fail(f"{loaded.path}: no agent given: pass --agent or add an 'agent:' key to the suite")
@@ -361,6 +410,7 @@ def _start_or_resume(
         polygon_version=__version__,
     )
     store.create_run(record)
+    _hold_lease(store, record.id)
     return record, set()
 
 
@@ -373,11 +423,16 @@ def _judging_config(judging: Judging) -> dict[str, object]:
     }
 
 
-def _resume(store: Store, loaded: LoadedSuite, run_id: str) -> tuple[RunRecord, set[str]]:
+def _resume(
+    store: Store, loaded: LoadedSuite, run_id: str, agent: str | None = None
+) -> tuple[RunRecord, set[str]]:
+    """The stored run, with its agent as given again (`agent`) when the stored one is masked."""
     try:
         record = store.get_run(run_id)
     except StoreError as exc:
         fail(str(exc))
+    record = record.model_copy(update={"agent": _resumed_agent(record, agent)})
+    _hold_lease(store, record.id)  # before anything is read: a second resume stops here
     if record.suite_hash != loaded.hash:
         fail(
             f"run {record.id} was made from a different version of {loaded.path} "
@@ -387,6 +442,32 @@ def _resume(store: Store, loaded: LoadedSuite, run_id: str) -> tuple[RunRecord, 
     done = store.conversation_ids(record.id)
     console.print(f"Resuming run {record.id}: {len(done)} calls already stored are kept.")
     return record, done
+
+
+def _hold_lease(store: Store, run_id: str) -> None:
+    """Take the run's lease until execute_run ends; refused when another process holds it."""
+    try:
+        keeper = LeaseKeeper(store, run_id).__enter__()
+    except StoreError as exc:  # LeaseHeld among them: one line, exit 2
+        fail(str(exc))
+    if keeper.lease is not None and keeper.lease.taken_over:
+        console.print(f"Run {run_id}: the process that held it is gone; taking it over.")
+    _HELD_LEASES.append(keeper)  # released when execute_run returns or exits
+
+
+def _resumed_agent(record: RunRecord, agent: str | None) -> str:
+    # Only the masked agent URL is stored: a credential it carried must be given again.
+    if agent is not None and mask_url(agent) != record.agent:
+        fail(
+            f"run {record.id} was started with --agent {record.agent}; resume it with the "
+            "same agent (or leave it out)"
+        )
+    if agent is None and MASK in record.agent:
+        fail(
+            f"run {record.id}'s agent {record.agent} carries a credential, which is never "
+            "stored; resume it with --agent and the full URL again"
+        )
+    return agent or record.agent
 
 
 def _run_with_progress(
@@ -399,7 +480,7 @@ def _run_with_progress(
         TimeElapsedColumn(),
     )
     with Progress(*columns, console=console, transient=True) as progress:
-        task = progress.add_task(f"{record.suite} with {record.agent}", total=total)
+        task = progress.add_task(f"{record.suite} with {mask_url(record.agent)}", total=total)
 
         def finished(_: ConversationResult) -> None:
             progress.advance(task)
@@ -432,6 +513,13 @@ def _print_summary(store: Store, run_id: str, tally: RunTally) -> None:
     )
     for conversation_id, message in tally.errors:
         errors.print(f"[red]error in {escape(conversation_id)}:[/] {escape(message)}")
+    if tally.judge_failures:
+        # Unscored is no pass, but a run judged by nobody must not look quiet either.
+        errors.print(
+            f"[red]judge model failed for {tally.judge_failures} calls:[/] "
+            f"{escape(tally.first_judge_error or '')}; their verdict is unscored "
+            f"(polygon run SUITE --resume {run_id} judges them again)"
+        )
 
 
 def expectations_line(tally: RunTally) -> str:

@@ -20,7 +20,7 @@ import contextlib
 import math
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from polygon_voice.agents.base import Agent
 from polygon_voice.caller.base import Caller, CallView, HangUp, Interrupt, Speak
@@ -57,12 +57,14 @@ from polygon_voice.model import (
     UpdateState,
 )
 from polygon_voice.seeding import derive_seed
+from polygon_voice.textsafe import storable, storable_text
 from polygon_voice.tools import ToolRuntime, ToolUsageError
 
 Hearing = Callable[[str, str, int], str]
 """What the agent hears of the caller: (said text, language, seed) -> heard text."""
 
 Source = Literal["engine", "caller", "agent", "tools"]
+_Message = TypeVar("_Message", bound=Event | Action)
 
 
 def clear_line(text: str, language: str, seed: int) -> str:
@@ -140,7 +142,7 @@ class ConversationEngine:
         any other call, but its outcome is the answer here, never an event to the agent.
         ToolUsageError for an unknown tool."""
         call_id = f"direct-{len(self._tools.calls) + 1}"
-        prepare = PrepareToolCall(call_id=call_id, tool=tool, args=args)
+        prepare = self._storable(PrepareToolCall(call_id=call_id, tool=tool, args=args), "agent")
         self._tools.prepare(prepare, self.now)
         self._direct.add(call_id)
         self._record("agent", prepare)
@@ -169,7 +171,9 @@ class ConversationEngine:
         if self.end is not None:
             raise _Ended
         self._count_delivery()
-        self._record(_EVENT_SOURCE.get(event.kind, "engine"), event)
+        source = _EVENT_SOURCE.get(event.kind, "engine")
+        event = self._storable(event, source)
+        self._record(source, event)
         # Speech of a response begun, or spoken, or ended while a sent call is awaited fills
         # a wait: the loop rule excuses a few repeats of it (conversation.loops).
         speech = _Speech(in_flight=self._tools.awaiting())
@@ -204,6 +208,8 @@ class ConversationEngine:
 
     def _apply(self, action: Action, speech: _Speech) -> _PendingBargeIn | None:
         """Carry out one action; return a pending barge-in when the caller interrupts."""
+        self._check_limits(action, speech)  # first: an oversized Say is never copied or stored
+        action = self._storable(action, "agent")
         self._record("agent", action)
         if isinstance(action, Say):
             return self._say(action, speech)
@@ -227,6 +233,35 @@ class ConversationEngine:
             self._finish_speech(speech)
             self._stop(EndReason.TRANSFERRED, action.target)
         return None
+
+    def _check_limits(self, action: Action, speech: _Speech) -> None:
+        """Refuse a response over `max_actions_per_turn` actions or `max_say_chars` spoken
+        characters: every later stage (loops, claims, judge, store) costs time in the size of
+        what was said, on the loop all calls share. The call ends with reason `error`."""
+        speech.actions += 1
+        limit = self._settings.max_actions_per_turn
+        if speech.actions > limit:
+            self._note_over_limit("max_actions_per_turn", speech.actions, limit)
+            raise _AgentFailed(
+                f"agent yielded more than {limit:,} actions in one response"
+                " (settings.max_actions_per_turn)"
+            )
+        if not isinstance(action, Say):
+            return
+        speech.chars += len(action.text)
+        limit = self._settings.max_say_chars
+        if speech.chars > limit:
+            self._note_over_limit("max_say_chars", speech.chars, limit, action.text[:200])
+            raise _AgentFailed(
+                f"agent said {speech.chars:,} characters in one response; the limit is"
+                f" {limit:,} (settings.max_say_chars)"
+            )
+
+    def _note_over_limit(self, setting: str, value: int, limit: int, start: str = "") -> None:
+        data: dict[str, Any] = {"setting": setting, "value": value, "limit": limit}
+        if start:
+            data["start"] = self._storable_text(start, "agent", "over_limit")
+        self._record_note("agent", "over_limit", data)
 
     def _say(self, action: Say, speech: _Speech) -> _PendingBargeIn | None:
         words = action.text.split()
@@ -307,11 +342,17 @@ class ConversationEngine:
         if isinstance(move, Speak):
             return CallerSaid(text=self._caller_speaks(move.text, barge_in=False))
         if isinstance(move, HangUp):
-            self._stop(EndReason.CALLER_HANGUP, "")
+            if move.failure is not None:
+                # The caller could not go on (its model failed): the checks and the judge
+                # read this note and treat the call as not exercised (checks.exercised).
+                self._record_note("caller", "caller_failed", {"error": move.failure})
+            message = "" if move.failure is None else f"the caller failed: {move.failure}"
+            self._stop(EndReason.CALLER_HANGUP, message)
             raise _Ended
         return self._silence()
 
     def _caller_speaks(self, text: str, barge_in: bool) -> str:
+        text = self._storable_text(text, "caller", "speak")
         self._caller_turns += 1
         seed = derive_seed(
             self.setup.run_seed, self.setup.conversation_id, "hearing", self._caller_turns
@@ -390,6 +431,8 @@ class ConversationEngine:
 
     def _stop(self, reason: EndReason, message: str) -> None:
         if self.end is None:
+            # The message may quote an agent's exception, and it is a column of its own.
+            message = self._storable_text(message, "engine", "call_ended")
             self.end = CallEnd(reason=reason, time=round(self.now, 6), message=message)
             self._record_note("engine", "call_ended", {"reason": reason.value, "message": message})
 
@@ -407,6 +450,23 @@ class ConversationEngine:
             state_version=self.state_version,
         )
         self.trace.append(entry)
+
+    def _storable(self, message: _Message, source: Source) -> _Message:
+        """`message` with every unstorable code point replaced by U+FFFD (textsafe), and a
+        trace note `text_sanitised` saying where: a bad string never loses the call."""
+        cleaned, count = storable(message)
+        if count:
+            self._note_sanitised(source, message.kind, count)
+        return cleaned
+
+    def _storable_text(self, text: str, source: Source, where: str) -> str:
+        cleaned, count = storable_text(text)
+        if count:
+            self._note_sanitised(source, where, count)
+        return cleaned
+
+    def _note_sanitised(self, source: Source, where: str, count: int) -> None:
+        self._record_note(source, "text_sanitised", {"where": where, "replaced": count})
 
     def _view(self) -> CallView:
         return CallView(
@@ -483,6 +543,8 @@ class _Speech:
     interrupted: bool = False
     in_flight: bool = False
     done: bool = False
+    actions: int = 0  # yielded so far, against settings.max_actions_per_turn
+    chars: int = 0  # said so far, against settings.max_say_chars
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from polygon_voice.judge.gates import fired_gates
 from polygon_voice.judge.rubric import (
     BUILTIN,
     DEFAULT_RUBRIC,
+    MAX_JUDGE_REPEATS,
     V1,
     V2,
     V3,
@@ -34,6 +35,7 @@ __all__ = [
     "BUILTIN",
     "DEFAULT_RUBRIC",
     "JUDGES",
+    "MAX_JUDGE_REPEATS",
     "V1",
     "V2",
     "V3",

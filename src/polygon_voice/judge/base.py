@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from polygon_voice.judge.composite import combine_repeats, composite, read_score
+from polygon_voice.checks.exercised import caller_failed
+from polygon_voice.judge.composite import Composite, combine_repeats, composite, read_score
 from polygon_voice.judge.gates import fired_gates, verdict
 from polygon_voice.judge.promoted import gate_answers
 from polygon_voice.judge.rubric import Rubric
@@ -101,6 +102,9 @@ def judge_conversation(
     """Run `judge` `repeats` times and build the judgement under `rubric`."""
     if repeats < 1:
         raise ValueError("judge repeats must be at least 1")
+    failure = caller_failed(given.result)
+    if failure is not None:
+        return not_judged(judge.name, rubric, given, failure)
     runs = [JudgeRun(judge.score(given, rubric)) for _ in range(repeats)]
     return build_judgement(judge.name, rubric, given, runs)
 
@@ -117,8 +121,21 @@ async def judge_conversation_async(
         raise ValueError("judge repeats must be at least 1")
     if not hasattr(judge, "run"):
         return judge_conversation(judge, rubric, given, repeats)
+    failure = caller_failed(given.result)
+    if failure is not None:  # no model call for a call that did not play
+        return not_judged(judge.name, rubric, given, failure)
     runs = [await judge.run(given, rubric, repeat) for repeat in range(repeats)]
     return build_judgement(judge.name, rubric, given, runs)
+
+
+def not_judged(judge_name: str, rubric: Rubric, given: JudgeInput, why: str) -> Judgement:
+    """The judgement of a call that did not play (its caller failed): no criterion is scored,
+    the verdict is `unscored` with the reason, unless a gate fires on what was said
+    (a forbidden phrase still fails the call). Any rubric: such calls are new, so no stored
+    verdict changes."""
+    unread = {c.id: RawScore(None, reason=f"not judged: {why}") for c in rubric.criteria}
+    judged = build_judgement(judge_name, rubric, given, [JudgeRun(unread)])
+    return judged.model_copy(update={"reasons": [f"not exercised: {why}", *judged.reasons]})
 
 
 def build_judgement(
@@ -135,6 +152,10 @@ def build_judgement(
     )
     label, reasons = verdict(result, gates)
     label, reasons = _unexercised(rubric, given, label, reasons)
+    # Too little was read to stand for the call: a pass or warning would rest on a fragment.
+    thin = too_little_scored(rubric, result) if label in ("pass", "warn") else None
+    if thin is not None:
+        label, reasons = "unscored", [f"too little scored: {thin}", *reasons]
     # A promoted gate nobody could answer is said so, rather than passing silently.
     reasons += [f"gate {g.probe.gate} not checked: {g.reason}" for g in probed if g.answer is None]
     criteria: dict[str, CriterionResult] = {}
@@ -154,7 +175,7 @@ def build_judgement(
         judge=judge_name,
         repeats=len(runs),
         criteria=criteria,
-        composite=None if result.value is None else round(result.value, 2),
+        composite=None if result.value is None or thin is not None else round(result.value, 2),
         partial=result.partial,
         unscored=result.unscored,
         verdict=label,
@@ -165,6 +186,34 @@ def build_judgement(
         prompt=prompt,
         raw_answers=[r.raw for r in runs] if prompt is not None else [],
     )
+
+
+MIN_SCORED_PERCENT = 50
+"""From rule set 2 on (rubric v3), at least this share of the rubric's weight must be scored
+for a verdict other than `unscored` (missing criteria count: they are scored as 1, RUB-3)."""
+MUST_BE_SCORED = ("goal_achievement",)
+"""Criteria that must be scored (when the rubric has them) for a verdict, from rule set 2 on."""
+
+
+def too_little_scored(rubric: Rubric, result: Composite) -> str | None:
+    """Why the scored criteria are too few to give a verdict (rule set 2 on); None when enough.
+
+    Rule set 1 (v1, v2) had no minimum and keeps none, so their verdicts replay (RUB-6).
+    """
+    if rubric.rules < 2 or result.value is None:
+        return None
+    unscored = set(result.unscored)
+    required = [c for c in MUST_BE_SCORED if c in rubric.weights and c in unscored]
+    if required:
+        return f"{', '.join(required)} could not be scored"
+    total = sum(rubric.weights.values())
+    scored = sum(w for cid, w in rubric.weights.items() if cid not in unscored)
+    if scored * 100 < MIN_SCORED_PERCENT * total:
+        return (
+            f"criteria of weight {scored} of {total} scored; at least {MIN_SCORED_PERCENT} % "
+            "is needed for a verdict"
+        )
+    return None
 
 
 def _unexercised(

@@ -21,14 +21,13 @@ MIN_SCORE, MAX_SCORE = 1, 5
 def read_score(raw: object) -> int | None:
     """A judge's raw score as an integer 1-5, or None when it cannot be read (RUB-4).
 
-    Integers and integral text ("4", " 4 ") are read; booleans, fractions ("3.5", 3.5),
-    out-of-range values and anything else are not: guessing would make a score up.
+    JSON integers are read, and a number with a zero fraction (4.0: JSON Schema's `integer`
+    accepts it, and it is the same number). Text ("4"), booleans, fractions (3.5),
+    out-of-range values and anything else are not: the answer format asks for an integer,
+    and a model that sends text did not follow it, so reading it would guess.
     """
-    if isinstance(raw, bool):
+    if isinstance(raw, bool | str):
         return None
-    if isinstance(raw, str):
-        text = raw.strip()
-        raw = int(text) if text.isdecimal() and text.isascii() else None
     if isinstance(raw, float) and raw.is_integer():
         raw = int(raw)
     if isinstance(raw, int) and MIN_SCORE <= raw <= MAX_SCORE:

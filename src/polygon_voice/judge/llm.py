@@ -212,7 +212,7 @@ def read_answer(raw: str | None, rubric: Rubric, result: ConversationResult) -> 
     unreadable (`unscored`, RUB-4): it cannot fail the conversation by accident."""
     try:
         data = json.loads(raw or "")
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than JSON parses
         data = None
     criteria = data.get("criteria") if isinstance(data, dict) else None
     if not isinstance(criteria, dict):
@@ -250,7 +250,7 @@ def read_gate_answers(raw: str | None, rubric: Rubric) -> dict[str, object]:
         return {}
     try:
         data = json.loads(raw or "")
-    except ValueError:
+    except (ValueError, RecursionError):
         return {}
     gates = data.get("gates") if isinstance(data, dict) else None
     if not isinstance(gates, dict):

@@ -8,6 +8,7 @@ makes a new version.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from dataclasses import dataclass
@@ -17,6 +18,10 @@ from typing import Any, cast
 import yaml
 
 from polygon_voice.model.probes import Polarity, ProbeAnswerValue
+from polygon_voice.scenario.data_errors import first_unknown_key, located, unknown_key
+from polygon_voice.scenario.errors import SuiteError
+from polygon_voice.scenario.messages import brief
+from polygon_voice.scenario.parsing import read_data
 
 GATES = ("forbidden_phrase", "safety", "invalid_tool_args", "agent_error", "expected_outcome")
 V2_GATES = GATES[:3]
@@ -27,6 +32,8 @@ TOTAL_WEIGHT = 100
 # A promoted probe's gate is named `probe:<id>`, apart from the fixed GATE-1..3 names.
 PROBE_GATE_PREFIX = "probe:"
 PROMOTED_KINDS = ("criterion", "gate")
+MAX_JUDGE_REPEATS = 25
+"""The most times one call may be judged (RUB-5's K): each repeat is a model call per call."""
 
 
 class RubricError(ValueError):
@@ -133,8 +140,33 @@ BUILTIN = {V1.version: V1, V2.version: V2, V3.version: V3}
 DEFAULT_RUBRIC = V3.version
 
 
+RUBRIC_FIELDS = ("name", "criteria", "gates", "rules", "promoted", "probe_gates")
+CRITERION_FIELDS = ("id", "weight", "description")
+PROMOTED_FIELDS = (
+    "probe", "question", "polarity", "hash", "rule", "applies_when", "as", "criterion",
+    "from_rubric",
+)  # fmt: skip
+Loc = tuple[int | str, ...]
+
+
+@dataclass(frozen=True)
+class _Source:
+    """Where a rubric came from, so each error names the file, line and field."""
+
+    name: str
+    root: yaml.Node | None = None
+
+    def error(self, loc: Loc, message: str) -> RubricError:
+        return RubricError(located(self.name, self.root, loc, message))
+
+    def check_keys(self, item: dict[Any, Any], loc: Loc, allowed: tuple[str, ...]) -> None:
+        extra = first_unknown_key(item, allowed)
+        if extra is not None:
+            raise self.error((*loc, extra), unknown_key(extra, allowed))
+
+
 def load_rubric(spec: str) -> Rubric:
-    """A built-in version (`v1`, `v2`) or a rubric YAML file."""
+    """A built-in version (`v1`, `v2`, `v3`) or a rubric YAML file."""
     if spec in BUILTIN:
         return BUILTIN[spec]
     path = Path(spec)
@@ -142,30 +174,31 @@ def load_rubric(spec: str) -> Rubric:
         known = ", ".join(BUILTIN)
         raise RubricError(f"{spec}: not a built-in rubric ({known}) and no such file")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise RubricError(f"{path}: not valid YAML: {exc}") from exc
-    return rubric_from_data(data, str(path))
+        data, root = read_data(path, str(path))
+    except SuiteError as exc:
+        raise RubricError(str(exc)) from None
+    return rubric_from_data(data, str(path), root)
 
 
-def rubric_from_data(data: Any, source: str) -> Rubric:
-    """A custom rubric from parsed YAML; `source` names the file in errors."""
+def rubric_from_data(data: Any, source: str, root: yaml.Node | None = None) -> Rubric:
+    """A custom rubric from parsed YAML; `source` names the file and `root` gives lines."""
+    where = _Source(source, root)
     if not isinstance(data, dict):
-        raise RubricError(f"{source}: a rubric is a mapping with 'name' and 'criteria'")
+        raise where.error((), "a rubric is a mapping with 'name' and 'criteria'")
+    where.check_keys(data, (), RUBRIC_FIELDS)
     name = data.get("name")
     if not isinstance(name, str) or not name.strip() or name in BUILTIN:
-        raise RubricError(f"{source}: field 'name': a name other than {', '.join(BUILTIN)}")
-    criteria = _criteria(data.get("criteria"), source)
+        raise where.error(("name",), f"a name other than {', '.join(BUILTIN)}")
+    criteria = _criteria(data.get("criteria"), where)
     total = sum(c.weight for c in criteria)
     if total != TOTAL_WEIGHT:
-        raise RubricError(
-            f"{source}: field 'criteria': weights sum to {total}, they must sum to {TOTAL_WEIGHT}"
-        )
-    promoted = _promoted(data, source)
-    criteria = _attach(criteria, [(t, p) for k, t, p in promoted if k == "criterion"], source)
+        message = f"weights sum to {total}, they must sum to {TOTAL_WEIGHT}"
+        raise where.error(("criteria",), message)
+    promoted = _promoted(data, where)
+    criteria = _attach(criteria, [(t, p) for k, t, p in promoted if k == "criterion"], where)
     probe_gates = tuple(p for k, _, p in promoted if k == "gate")
-    gates = _gates(data.get("gates", list(GATES)), probe_gates, source)
-    rules = _rules(data.get("rules", LATEST_RULES), source)
+    gates = _gates(data.get("gates", list(GATES)), probe_gates, where)
+    rules = _rules(data.get("rules", LATEST_RULES), where)
     body: dict[str, Any] = {"criteria": [_hashed(c) for c in criteria], "gates": sorted(gates)}
     body["rules"] = rules
     if probe_gates:
@@ -175,11 +208,12 @@ def rubric_from_data(data: Any, source: str) -> Rubric:
     return Rubric(f"{name.strip()}-{digest}", criteria, gates, probe_gates, rules)
 
 
-def _rules(raw: Any, source: str) -> int:
-    if isinstance(raw, bool) or raw not in range(1, LATEST_RULES + 1):
-        raise RubricError(
-            f"{source}: field 'rules': the deterministic judge's rule set, 1 to {LATEST_RULES} "
-            f"(default {LATEST_RULES}), got {raw!r}"
+def _rules(raw: Any, where: _Source) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw not in range(1, LATEST_RULES + 1):
+        raise where.error(
+            ("rules",),
+            f"the deterministic judge's rule set, 1 to {LATEST_RULES} (default {LATEST_RULES}), "
+            f"got {raw!r}",
         )
     return int(raw)
 
@@ -197,63 +231,69 @@ def _hashed(criterion: Criterion) -> dict[str, Any]:
     return out
 
 
-def _promoted(data: dict[str, Any], source: str) -> list[tuple[str, str, PromotedProbe]]:
+def _promoted(data: dict[str, Any], where: _Source) -> list[tuple[str, str, PromotedProbe]]:
     """The `promoted` entries (and `probe_gates`) as (kind, criterion id or "", probe)."""
-    # Imported here: the probes package imports this module (promotion builds rubrics).
-    from polygon_voice.probes.definition import POLARITIES, wording_hash
-    from polygon_voice.probes.deterministic import BUILTIN_PROBES, RULES
-
     raw = data.get("promoted", [])
     extra = data.get("probe_gates", [])
-    if not isinstance(raw, list) or not isinstance(extra, list):
-        raise RubricError(f"{source}: fields 'promoted' and 'probe_gates': lists of probes")
+    for key, value in (("promoted", raw), ("probe_gates", extra)):
+        if not isinstance(value, list):
+            raise where.error((key,), "a list of probes")
     out: list[tuple[str, str, PromotedProbe]] = []
     items = [("promoted", i, x) for i, x in enumerate(raw)]
     items += [("probe_gates", i, {**x, "as": "gate"} if isinstance(x, dict) else x)
               for i, x in enumerate(extra)]  # fmt: skip
     for field_name, i, item in items:
-        where = f"{source}: field '{field_name}[{i}]'"
-        if not isinstance(item, dict):
-            raise RubricError(f"{where}: a mapping with 'probe', 'question', 'polarity', 'as'")
-        probe_id, question = item.get("probe"), item.get("question")
-        if not isinstance(probe_id, str) or not probe_id.strip():
-            raise RubricError(f"{where}.probe: the probe's id (text)")
-        if not isinstance(question, str) or not question.strip():
-            raise RubricError(f"{where}.question: the probe's question (text)")
-        polarity, kind, rule = item.get("polarity"), item.get("as"), item.get("rule")
-        if "rule" not in item:
-            # Promotions written before the rule was recorded: a built-in probe with the same
-            # id and wording is the one that was promoted, so its rule still answers it.
-            same = (b for b in BUILTIN_PROBES if b.id == probe_id and b.question == question)
-            rule = next((b.rule for b in same), None)
-        if polarity not in POLARITIES:
-            raise RubricError(f"{where}.polarity: one of {', '.join(POLARITIES)}")
-        if kind not in PROMOTED_KINDS:
-            raise RubricError(f"{where}.as: one of {', '.join(PROMOTED_KINDS)}, got {kind!r}")
-        if rule is not None and rule not in RULES:
-            raise RubricError(f"{where}.rule: one of {', '.join(RULES)}, got {rule!r}")
-        digest = item.get("hash", wording_hash(question))
-        if digest != wording_hash(question):
-            # PROBE-5: the hash names the wording that was promoted; an edited question is a
-            # different probe and must be promoted again, not judged under the old name.
-            raise RubricError(f"{where}.hash: {digest!r} is not the hash of its question")
-        target = item.get("criterion", "")
-        probe = PromotedProbe(
-            probe_id,
-            question,
-            cast(Polarity, polarity),
-            str(digest),
-            rule,
-            str(item.get("applies_when") or ""),
-        )
-        if kind == "gate" and any(k == "gate" and p.id == probe_id for k, _, p in out):
+        kind, target, probe = _promoted_item(item, (field_name, i), where)
+        if kind == "gate" and any(k == "gate" and p.id == probe.id for k, _, p in out):
             continue  # a gate promotion is recorded under both keys
-        out.append((str(kind), str(target) if isinstance(target, str) else "", probe))
+        out.append((kind, target, probe))
     return out
 
 
+def _promoted_item(item: object, at: Loc, where: _Source) -> tuple[str, str, PromotedProbe]:
+    # Imported here: the probes package imports this module (promotion builds rubrics).
+    from polygon_voice.probes.definition import POLARITIES, wording_hash
+    from polygon_voice.probes.deterministic import BUILTIN_PROBES, RULES
+
+    if not isinstance(item, dict):
+        raise where.error(at, "a mapping with 'probe', 'question', 'polarity', 'as'")
+    where.check_keys(item, at, PROMOTED_FIELDS)
+    probe_id, question = item.get("probe"), item.get("question")
+    if not isinstance(probe_id, str) or not probe_id.strip():
+        raise where.error((*at, "probe"), "the probe's id (text)")
+    if not isinstance(question, str) or not question.strip():
+        raise where.error((*at, "question"), "the probe's question (text)")
+    polarity, kind, rule = item.get("polarity"), item.get("as"), item.get("rule")
+    if "rule" not in item:
+        # Promotions written before the rule was recorded: a built-in probe with the same
+        # id and wording is the one that was promoted, so its rule still answers it.
+        same = (b for b in BUILTIN_PROBES if b.id == probe_id and b.question == question)
+        rule = next((b.rule for b in same), None)
+    if polarity not in POLARITIES:
+        raise where.error((*at, "polarity"), f"one of {', '.join(POLARITIES)}")
+    if not isinstance(kind, str) or kind not in PROMOTED_KINDS:
+        raise where.error((*at, "as"), f"one of {', '.join(PROMOTED_KINDS)}, got {kind!r}")
+    if rule is not None and (not isinstance(rule, str) or rule not in RULES):
+        raise where.error((*at, "rule"), f"one of {', '.join(RULES)}, got {rule!r}")
+    digest = item.get("hash", wording_hash(question))
+    if digest != wording_hash(question):
+        # PROBE-5: the hash names the wording that was promoted; an edited question is a
+        # different probe and must be promoted again, not judged under the old name.
+        raise where.error((*at, "hash"), f"{digest!r} is not the hash of its question")
+    target = item.get("criterion", "")
+    probe = PromotedProbe(
+        probe_id,
+        question,
+        cast(Polarity, polarity),
+        str(digest),
+        rule,
+        str(item.get("applies_when") or ""),
+    )
+    return kind, target if isinstance(target, str) else "", probe
+
+
 def _attach(
-    criteria: tuple[Criterion, ...], promoted: list[tuple[str, PromotedProbe]], source: str
+    criteria: tuple[Criterion, ...], promoted: list[tuple[str, PromotedProbe]], where: _Source
 ) -> tuple[Criterion, ...]:
     """The criteria with each promoted probe attached to the criterion it became."""
     by_id = {c.id: c for c in criteria}
@@ -262,34 +302,45 @@ def _attach(
         marker = f"probe {probe.id}@{probe.hash})"
         name = target or next((c.id for c in criteria if c.description.endswith(marker)), "")
         if name not in by_id:
-            raise RubricError(
-                f"{source}: field 'promoted': probe {probe.id!r} names no criterion of the rubric"
-            )
+            message = f"probe {probe.id!r} names no criterion of the rubric"
+            raise where.error(("promoted",), message)
         by_id[name] = Criterion(by_id[name].id, by_id[name].weight, by_id[name].description, probe)
     return tuple(by_id[c.id] for c in criteria)
 
 
-def _criteria(raw: Any, source: str) -> tuple[Criterion, ...]:
+def _criteria(raw: Any, where: _Source) -> tuple[Criterion, ...]:
     if not isinstance(raw, list) or not raw:
-        raise RubricError(f"{source}: field 'criteria': a non-empty list of {{id, weight}}")
+        raise where.error(("criteria",), "a non-empty list of {id, weight}")
     out: list[Criterion] = []
     for i, item in enumerate(raw):
-        where = f"{source}: field 'criteria[{i}]'"
-        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
-            raise RubricError(f"{where}: needs an 'id' (text) and a 'weight' (integer)")
+        at: Loc = ("criteria", i)
+        if not isinstance(item, dict):
+            raise where.error(at, "needs an 'id' (text) and a 'weight' (integer)")
+        where.check_keys(item, at, CRITERION_FIELDS)
+        criterion_id = item.get("id")
+        if not isinstance(criterion_id, str) or not criterion_id.strip():
+            raise where.error((*at, "id"), f"a non-empty text (got {brief(criterion_id)})")
         weight = item.get("weight")
         if isinstance(weight, bool) or not isinstance(weight, int) or weight <= 0:
-            raise RubricError(f"{where}.weight: a positive integer, got {weight!r}")
-        if any(c.id == item["id"] for c in out):
-            raise RubricError(f"{where}.id: {item['id']!r} is given twice")
-        out.append(Criterion(item["id"], weight, str(item.get("description", ""))))
+            raise where.error((*at, "weight"), f"a positive integer, got {weight!r}")
+        if any(c.id == criterion_id for c in out):
+            raise where.error((*at, "id"), f"{criterion_id!r} is given twice")
+        description = item.get("description", "")
+        if not isinstance(description, str | None):
+            raise where.error((*at, "description"), f"a text (got {brief(description)})")
+        out.append(Criterion(criterion_id, weight, description or ""))
     return tuple(out)
 
 
-def _gates(raw: Any, probe_gates: tuple[PromotedProbe, ...], source: str) -> frozenset[str]:
+def _gates(raw: Any, probe_gates: tuple[PromotedProbe, ...], where: _Source) -> frozenset[str]:
     # A promoted probe's gate applies whether or not `gates` lists it: promoting made it one.
     allowed = {*GATES, *(p.gate for p in probe_gates)}
-    if not isinstance(raw, list) or any(g not in allowed for g in raw):
-        names = ", ".join([*GATES, f"{PROBE_GATE_PREFIX}<id of a promoted gate>"])
-        raise RubricError(f"{source}: field 'gates': a list of {names}")
+    names = ", ".join([*GATES, f"{PROBE_GATE_PREFIX}<id of a promoted gate>"])
+    if not isinstance(raw, list):
+        raise where.error(("gates",), f"a list of {names} (got {brief(raw)})")
+    for i, gate in enumerate(raw):
+        if not isinstance(gate, str) or gate not in allowed:
+            close = difflib.get_close_matches(str(gate), sorted(allowed), n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}?" if close else f"one of {names}"
+            raise where.error(("gates", i), f"unknown gate {brief(gate)} ({hint})")
     return frozenset({*raw, *(p.gate for p in probe_gates)})

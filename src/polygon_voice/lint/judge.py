@@ -11,6 +11,7 @@ from polygon_voice.lint.text import Prompt
 from polygon_voice.llm import LLMSettings, make_client
 
 W_JUDGE = 0.25
+MAX_CANDIDATES = 200  # findings of tiers 1-3 handed to the judge at most
 
 SYSTEM = """polygon-role: judge
 You review the system prompt of a voice (phone) agent before it is tested. Report only real
@@ -38,9 +39,13 @@ class JudgeAnswer(BaseModel):
 
 async def judge(prompt: Prompt, candidates: list[Finding], settings: LLMSettings) -> list[Finding]:
     """The judge's findings, placed where their quotes are; a quote not found is dropped."""
+    # A long prompt can have thousands of candidates; the judge gets the weightiest ones (the
+    # earlier among equals), in their order, so the request stays a size a model reads.
+    ranked = sorted(range(len(candidates)), key=lambda k: (-candidates[k].weight, k))
+    chosen = sorted(ranked[:MAX_CANDIDATES])
     listed = [
         {"axis": f.axis, "line": f.line, "text": prompt.text[f.start : f.end], "why": f.message}
-        for f in candidates
+        for f in (candidates[k] for k in chosen)
     ]
     user = f"PROMPT:\n{prompt.text}\n\nCANDIDATES:\n{json.dumps(listed, ensure_ascii=False)}"
     async with make_client(settings, "judge") as client:

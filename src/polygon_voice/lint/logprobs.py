@@ -12,11 +12,13 @@ POLYGON_API_KEY is). Plain urllib: one synchronous request, no need for the `llm
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import json
 import math
 import re
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,6 +27,7 @@ from typing import Any
 from polygon_voice.lint.model import Finding
 from polygon_voice.lint.surprisal import Scale, scan
 from polygon_voice.lint.text import Prompt, Sentence
+from polygon_voice.masking import mask_secrets, mask_url, url_secrets
 
 ENV_BASE_URL = "POLYGON_LINT_LOGPROBS_BASE_URL"
 ENV_MODEL = "POLYGON_LINT_LOGPROBS_MODEL"
@@ -73,18 +76,24 @@ def token_logprobs(endpoint: LogprobsEndpoint, text: str) -> list[tuple[int, int
     headers = {"Content-Type": "application/json", "X-Polygon-Role": "lint"}
     if endpoint.api_key:
         headers["Authorization"] = f"Bearer {endpoint.api_key}"
-    request = urllib.request.Request(
-        f"{endpoint.base_url}/completions", json.dumps(body).encode(), headers, method="POST"
-    )
+    url = _under(endpoint.base_url, "/completions")
+    request = urllib.request.Request(url, json.dumps(body).encode(), headers, method="POST")
+    shown, secrets = mask_url(endpoint.base_url), url_secrets(endpoint.base_url)
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
             answer = json.loads(response.read())
     except urllib.error.HTTPError as exc:
-        raise LogprobsError(f"{endpoint.base_url}: HTTP {exc.code}") from None
+        raise LogprobsError(f"{shown}: HTTP {exc.code}") from None
     except (urllib.error.URLError, TimeoutError, ValueError) as exc:
-        # The key never appears: only the URL and the reason are told.
-        raise LogprobsError(f"{endpoint.base_url}: {exc}") from None
+        # The key never appears: only the masked URL and the reason are told.
+        raise LogprobsError(mask_secrets(f"{shown}: {exc}", secrets)) from None
     return _spans(answer, text)
+
+
+def _under(base_url: str, path: str) -> str:
+    # The path goes before the base URL's query (`?key=`), not into it.
+    parts = urllib.parse.urlsplit(base_url)
+    return urllib.parse.urlunsplit(parts._replace(path=parts.path.rstrip("/") + path))
 
 
 def _spans(answer: Any, text: str) -> list[tuple[int, int, float]]:
@@ -112,13 +121,22 @@ def _spans(answer: Any, text: str) -> list[tuple[int, int, float]]:
 def surprisal(prompt: Prompt, spans: list[tuple[int, int, float]], model: str) -> list[Finding]:
     """Surprising words and sentences of unusual wording, from per-token log-probabilities."""
 
+    ordered = sorted(spans, key=lambda span: span[0])
+    starts = [start for start, _, _ in ordered]
+    # The largest end up to each token: the walk back below stops where no earlier token
+    # can reach the word any more.
+    reach = list(itertools.accumulate((end for _, end, _ in ordered), max))
+
     def score(match: re.Match[str], sentence: Sentence) -> float:
-        # A word costs the bits of every token that overlaps it ("un" + "hurried").
-        return sum(
-            -value / math.log(2)
-            for start, end, value in spans
-            if start < match.end() and end > match.start()
-        )
+        # A word costs the bits of every token that overlaps it ("un" + "hurried"): found by
+        # a search in the token starts, not a pass over every token of the prompt per word.
+        k = bisect.bisect_left(starts, match.end()) - 1
+        overlapping = []
+        while k >= 0 and reach[k] > match.start():
+            if ordered[k][1] > match.start():
+                overlapping.append(ordered[k][2])
+            k -= 1
+        return sum(-value / math.log(2) for value in reversed(overlapping))
 
     scale = Scale(
         word_bits=SURPRISING_WORD_BITS,

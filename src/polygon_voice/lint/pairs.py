@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from difflib import SequenceMatcher
 
+from polygon_voice.lint.index import OverlapIndex, rarity
 from polygon_voice.lint.lexicon import WordLists
 from polygon_voice.lint.model import Finding
 from polygon_voice.lint.rules import Rule, stem, topic_words
@@ -15,6 +16,9 @@ W_DUPLICATE = 0.34  # three restated rules make the axis 1
 OPPOSITE_OVERLAP = 0.5  # share of the two rules' topic words they have in common
 DUPLICATE_OVERLAP = 0.55
 DUPLICATE_RATIO = 0.8  # difflib's similarity of the two sentences as written
+# Two sentences are compared only when their content words overlap by this share or more:
+# what lets an index find the pairs (lint/index.py) instead of trying all of them.
+CANDIDATE_OVERLAP = 0.5
 MIN_TOPIC = 2
 _NUMBER_WORDS = {
     w: i
@@ -44,10 +48,18 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 def contradictions(prompt: Prompt, rules: list[Rule]) -> list[Finding]:
-    """Opposite directives on the same action, and different numbers for the same thing."""
+    """Opposite directives on the same action, and different numbers for the same thing.
+
+    Each instruction is marked once, against the first earlier one it contradicts.
+    """
     findings = []
-    for i, first in enumerate(rules):
-        for later in rules[i + 1 :]:
+    index = OverlapIndex(OPPOSITE_OVERLAP, rarity(rule.topic for rule in rules))
+    # An instruction said again word for word decides exactly as its first saying: only the
+    # first of each (topic, polarity) is indexed, so a repeated prompt costs no more pairs.
+    firsts: dict[tuple[frozenset[str], bool], int] = {}
+    for j, later in enumerate(rules):
+        for i in index.candidates(later.topic):
+            first = rules[i]
             shared = first.topic & later.topic
             if (
                 first.negative != later.negative
@@ -57,6 +69,11 @@ def contradictions(prompt: Prompt, rules: list[Rule]) -> list[Finding]:
                 findings.append(
                     _pair(prompt, first.sentence, later.sentence, "opposite-directives", shared)
                 )
+                break
+        key = (later.topic, later.negative)
+        if key not in firsts:
+            firsts[key] = j
+            index.add(j, later.topic)
     findings.extend(_numbers(prompt))
     return findings
 
@@ -101,24 +118,27 @@ def _pair(
 
 
 def duplicates(prompt: Prompt, lists: WordLists) -> list[Finding]:
-    """Sentences that say the same thing again (same polarity, mostly the same words)."""
+    """Sentences that say the same thing again (same polarity, mostly the same words).
+
+    Each is marked once, against the first earlier sentence it repeats. Only sentences whose
+    content words overlap by CANDIDATE_OVERLAP are compared at all (found by an index, not
+    by trying every pair); the character ratio then decides among those.
+    """
+    sentences = prompt.sentences
+    topics = [topic_words(s, lists) for s in sentences]
+    negative = [lists.negative.search(s.text) is not None for s in sentences]
+    lowered = [s.text.lower() for s in sentences]
+    index = OverlapIndex(CANDIDATE_OVERLAP, rarity(topics))
+    firsts: set[tuple[str, bool]] = set()
     findings = []
-    topics = [topic_words(s, lists) for s in prompt.sentences]
-    negative = [lists.negative.search(s.text) is not None for s in prompt.sentences]
-    flagged: set[int] = set()
-    for j, later in enumerate(prompt.sentences):
-        for i in range(j):
-            if len(topics[i]) < MIN_TOPIC + 1 or len(topics[j]) < MIN_TOPIC + 1:
-                continue
-            if negative[i] != negative[j] or j in flagged:
-                continue
-            ratio = SequenceMatcher(None, prompt.sentences[i].text.lower(), later.text.lower())
-            if (
-                jaccard(topics[i], topics[j]) >= DUPLICATE_OVERLAP
-                or ratio.ratio() >= DUPLICATE_RATIO
-            ):
-                flagged.add(j)
-                first = prompt.sentences[i]
+    for j, later in enumerate(sentences):
+        if len(topics[j]) < MIN_TOPIC + 1:
+            continue  # too few content words to say the same thing twice
+        # One matcher per later sentence: difflib keeps its index of the second text.
+        matcher = SequenceMatcher(None, "", lowered[j])
+        for i in index.candidates(topics[j]):
+            if negative[i] == negative[j] and _repeats(topics[i], topics[j], lowered[i], matcher):
+                first = sentences[i]
                 line, _ = prompt.position(first.start)
                 findings.append(
                     prompt.finding(
@@ -131,7 +151,31 @@ def duplicates(prompt: Prompt, lists: WordLists) -> list[Finding]:
                         message=f'says again what line {line} says: "{_short(first.text)}"',
                     )
                 )
+                break
+        # A sentence said again word for word decides as its first saying (see above).
+        if (lowered[j], negative[j]) not in firsts:
+            firsts.add((lowered[j], negative[j]))
+            index.add(j, topics[j])
     return findings
+
+
+def _repeats(
+    first: frozenset[str], later: frozenset[str], first_text: str, matcher: SequenceMatcher[str]
+) -> bool:
+    """Content-word overlap of DUPLICATE_OVERLAP, or CANDIDATE_OVERLAP and the same text."""
+    shared = len(first & later)
+    overlap = shared / (len(first) + len(later) - shared)
+    if overlap >= DUPLICATE_OVERLAP:
+        return True
+    if overlap < CANDIDATE_OVERLAP:
+        return False
+    matcher.set_seq1(first_text)
+    # The quick ratios are upper bounds of the ratio: most pairs stop at them, cheaply.
+    return (
+        matcher.real_quick_ratio() >= DUPLICATE_RATIO
+        and matcher.quick_ratio() >= DUPLICATE_RATIO
+        and matcher.ratio() >= DUPLICATE_RATIO
+    )
 
 
 def _short(text: str, limit: int = 60) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -21,6 +23,7 @@ MIDDLE = (0.25, 0.75)
 W_BURIED = 0.3
 SCATTER_GAP = 0.4  # same-topic rules further apart than this share of the prompt
 W_SCATTERED = 0.15
+PAIR_WORDS = 40  # topic words past which a rule's word pairs are too many to table
 W_VAGUE = 0.1
 
 
@@ -130,39 +133,72 @@ def diluted(prompt: Prompt, rules: list[Rule]) -> list[Finding]:
 
 
 def _scattered(prompt: Prompt, rules: list[Rule], size: int) -> list[Finding]:
+    """Each rule sharing two topic words with an earlier rule far before it, marked once."""
     findings = []
-    reported: set[int] = set()
-    for i, first in enumerate(rules):
-        for later in rules[i + 1 :]:
-            shared = first.topic & later.topic
-            gap = (later.sentence.start - first.sentence.end) / size
-            if len(shared) >= 2 and gap > SCATTER_GAP and later.sentence.index not in reported:
-                reported.add(later.sentence.index)
-                line, _ = prompt.position(first.sentence.start)
-                s = later.sentence
-                findings.append(
-                    prompt.finding(
-                        "diluted_attention",
-                        s.start,
-                        s.end,
-                        tier=1,
-                        kind="scattered-topic",
-                        weight=W_SCATTERED,
-                        message=f"same topic ({', '.join(sorted(shared)[:3])}) as line {line}, "
-                        f"{gap:.0%} of the prompt away; keep related rules together",
-                    )
-                )
+    for j, i in _first_sharing_two(rules):
+        first, later = rules[i], rules[j]
+        shared = first.topic & later.topic
+        gap = (later.sentence.start - first.sentence.end) / size
+        # The first rule sharing two words is also the farthest back: if it is not far
+        # enough, no other is.
+        if gap <= SCATTER_GAP:
+            continue
+        line, _ = prompt.position(first.sentence.start)
+        s = later.sentence
+        findings.append(
+            prompt.finding(
+                "diluted_attention",
+                s.start,
+                s.end,
+                tier=1,
+                kind="scattered-topic",
+                weight=W_SCATTERED,
+                message=f"same topic ({', '.join(sorted(shared)[:3])}) as line {line}, "
+                f"{gap:.0%} of the prompt away; keep related rules together",
+            )
+        )
     return findings
+
+
+def _first_sharing_two(rules: list[Rule]) -> list[tuple[int, int]]:
+    """(j, i) for each rule j and the first earlier rule i sharing two topic words with it.
+
+    "Shares two words" is "shares a pair of words": the first rule holding each pair is
+    kept in a table, so each rule costs its own pairs, not a pass over all earlier rules.
+    A rule with more than PAIR_WORDS topic words (a run-on paragraph) would have too many
+    pairs; it is compared with the earlier rules directly, and they with it.
+    """
+    first_with: dict[tuple[str, str], int] = {}
+    wide: list[int] = []  # rules with too many words for the pair table
+    found = []
+    for j, rule in enumerate(rules):
+        words = sorted(rule.topic)
+        if len(words) <= PAIR_WORDS:
+            pairs = list(itertools.combinations(words, 2))
+            hits = [first_with[pair] for pair in pairs if pair in first_with]
+            hits += [k for k in wide if len(rules[k].topic & rule.topic) >= 2][:1]
+            for pair in pairs:
+                first_with.setdefault(pair, j)
+        else:
+            hits = [k for k in range(j) if len(rules[k].topic & rule.topic) >= 2][:1]
+            wide.append(j)
+        if hits:
+            found.append((j, min(hits)))
+    return found
 
 
 def vague(prompt: Prompt, lists: WordLists) -> list[Finding]:
     """Words from the language's vague-wording lexicon."""
     findings = []
     code = [m.span() for m in re.finditer(r"`[^`\n]*`", prompt.text)]
+    code_starts = [a for a, _ in code]
     for sentence in prompt.sentences:
         for match in lists.vague.finditer(prompt.text, sentence.start, sentence.end):
             start, end = match.span()
-            if any(a <= start < b for a, b in code):
+            # Code spans do not overlap: only the last one starting at or before `start` can
+            # hold it (a search, not a scan of every span per match).
+            k = bisect.bisect_right(code_starts, start) - 1
+            if k >= 0 and start < code[k][1]:
                 continue
             word = " ".join(match.group().split())
             findings.append(

@@ -22,6 +22,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from polygon_voice.textsafe import storable_text
+
 log = logging.getLogger("polygon_voice.llm")
 # Bumped when the key's recipe or the stored value changes, so old entries are never misread.
 CACHE_FORMAT = 1
@@ -31,8 +33,12 @@ _SCHEMA = "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, body BLOB
 
 
 def encode_body(body: Mapping[str, Any]) -> bytes:
-    """The canonical JSON of a request body: sent as is, and hashed for the cache key."""
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    """The canonical JSON of a request body: sent as is, and hashed for the cache key.
+
+    A lone surrogate in a message (textsafe) cannot be encoded: it is sent as U+FFFD.
+    """
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return storable_text(text)[0].encode()
 
 
 def request_key(base_url: str, body: Mapping[str, Any] | bytes) -> str:

@@ -12,11 +12,17 @@ from polygon_voice.llm.cache import ResponseCache, encode_body, request_key
 from polygon_voice.llm.config import LLMSettings, Role, RoleConfig
 from polygon_voice.llm.errors import LLMConfigError, LLMFormatError, LLMRequestError, redact
 from polygon_voice.llm.limits import SHARED_LIMITS, EndpointLimits
-from polygon_voice.llm.reply import ChatReply, parse_completion
+from polygon_voice.llm.reply import (
+    ChatReply,
+    parse_completion,
+    reported_tokens,
+    storable_body,
+)
 from polygon_voice.llm.retry import RetryPolicy
 from polygon_voice.llm.structured import ResponseSchema, parse_structured, response_format
 from polygon_voice.llm.transport import OpenAITransport, TransportFailure
 from polygon_voice.llm.usage import Usage
+from polygon_voice.masking import mask_secrets, mask_url, url_secrets
 
 log = logging.getLogger("polygon_voice.llm")
 Message = Mapping[str, Any]
@@ -69,13 +75,30 @@ class LLMClient:
         body = self._body(messages, tools, response_schema, schema_name, temperature, seed, params)
         # Serialised once: the same bytes are hashed for the cache and sent.
         payload = encode_body(body)
-        key = request_key(self.config.base_url, payload) if self.cache is not None else None
+        # Keyed by the shown endpoint: a key in the URL's query is no part of the request.
+        key = request_key(self.endpoint, payload) if self.cache is not None else None
         reply = self._from_cache(key)
         if reply is None:
             raw = await self._send(payload)
-            reply = parse_completion(raw)
+            try:
+                reply = parse_completion(raw)
+            except LLMFormatError:
+                # Answered (and billed) all the same: an unreadable answer is still a call.
+                tokens_in, tokens_out = reported_tokens(raw)
+                self.usage.record(
+                    self.config, tokens_in=tokens_in, tokens_out=tokens_out, cached=False
+                )
+                raise
+            if reply.sanitised:
+                log.warning(
+                    "%s: %d invalid code point(s) in the answer from %s replaced with U+FFFD",
+                    self.config.role,
+                    reply.sanitised,
+                    self.endpoint,
+                )
             if key is not None and self.cache is not None:
-                self.cache.put(key, raw)
+                # Never a body that could not be stored: the cleaned one replays the same.
+                self.cache.put(key, storable_body(raw) if reply.sanitised else raw)
         self.usage.record(
             self.config, tokens_in=reply.tokens_in, tokens_out=reply.tokens_out, cached=reply.cached
         )
@@ -183,9 +206,10 @@ class LLMClient:
     def _redacted(self, text: str) -> str:
         name = self.config.api_key_env
         env = os.environ if self._env is None else self._env
-        return redact(
-            text, env.get(name) if name else None, urlsplit(self.config.base_url).password
-        )
+        # The key, and whatever credentials the base URL carries, in any form the HTTP stack
+        # may have repeated them (its error messages often embed the URL).
+        text = redact(text, env.get(name) if name else None)
+        return mask_secrets(text, url_secrets(self.config.base_url))
 
     def _failed(self, failure: TransportFailure, attempts: int) -> LLMRequestError:
         tries = f" after {attempts} attempts" if attempts > 1 else ""
@@ -208,10 +232,11 @@ def make_client(
 
 
 def _display_url(url: str) -> str:
-    # A base URL may carry credentials (https://user:secret@host/...): never show them.
+    # A base URL may carry credentials (https://user:secret@host/..., ?api_key=...): never
+    # show them.
     parts = urlsplit(url)
     if parts.username is None and parts.password is None:
-        return url
+        return mask_url(url)
     host = parts.hostname or ""
     netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit(parts._replace(netloc=netloc))
+    return mask_url(urlunsplit(parts._replace(netloc=netloc)))

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping, Set
+from collections.abc import Iterator, Mapping, Set
 from pathlib import Path
 from typing import Any, Literal, get_args
 from urllib.parse import urlsplit
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -25,6 +24,7 @@ from pydantic import (
 )
 
 from polygon_voice.llm.errors import LLMConfigError
+from polygon_voice.masking import mask_url
 
 Role = Literal["caller", "judge", "agent"]
 ROLES: tuple[Role, ...] = get_args(Role)
@@ -66,6 +66,11 @@ class RoleConfig(BaseModel):
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError("must be an http:// or https:// URL, like http://localhost:8000/v1")
         return value
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        # A base URL may carry its key (user:password@, ?key=...): a repr shows it masked.
+        for name, value in super().__repr_args__():
+            yield name, mask_url(value) if name == "base_url" else value
 
     @field_validator("api_key_env")
     @classmethod
@@ -134,14 +139,7 @@ def load_llm_config(
 
 
 def _read_section(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise LLMConfigError(f"{path}: cannot read the LLM config file: {exc.strerror}") from None
-    try:
-        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
-    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
-        raise LLMConfigError(f"{path}: not valid {_format_name(path)}: {exc}") from None
+    data = _read_toml(path) if path.suffix == ".toml" else _read_yaml(path)
     if not isinstance(data, dict) or "llm" not in data:
         raise LLMConfigError(f"{path}: no `llm:` section (see docs/llm.md for an example)")
     section = data["llm"]
@@ -151,8 +149,31 @@ def _read_section(path: Path) -> dict[str, Any]:
     return section
 
 
-def _format_name(path: Path) -> str:
-    return "TOML" if path.suffix == ".toml" else "YAML"
+def _read_yaml(path: Path) -> object:
+    # The reader suite files use: bounded aliases, depth and sizes; errors with their line.
+    # Imported here: the scenario package imports the persona builders, which import llm.
+    from polygon_voice.scenario.errors import SuiteError
+    from polygon_voice.scenario.parsing import read_data
+
+    try:
+        return read_data(path, str(path))[0]
+    except SuiteError as exc:
+        raise LLMConfigError(str(exc)) from None
+
+
+def _read_toml(path: Path) -> object:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise LLMConfigError(f"{path}: cannot read the LLM config file: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise LLMConfigError(f"{path}: not valid UTF-8 text (byte offset {exc.start})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise LLMConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise LLMConfigError(f"{path}: not valid TOML: nested too deeply") from None
 
 
 def _check_keys(path: Path | str, where: str, data: Mapping[str, Any], allowed: Set[str]) -> None:

@@ -36,7 +36,7 @@ def parse_structured(text: str | None, schema: ResponseSchema) -> Any:
     raw = text or ""
     try:
         value = json.loads(raw)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # nested deeper than the parser goes
         raise LLMFormatError(f"the answer is not JSON: {exc}", raw=raw) from None
     if isinstance(schema, type):
         try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
 
 from polygon_voice.llm.config import RoleConfig
 from polygon_voice.llm.errors import LLMConfigError
@@ -58,7 +59,7 @@ class OpenAITransport:
         self._config = config
         self._api_key = api_key or NO_KEY
         # Absolute: the SDK then parses one URL per request instead of merging two.
-        self._url = config.base_url.rstrip("/") + "/chat/completions"
+        self._url = completions_url(config.base_url)
         # The SDK's platform headers are telemetry that no endpoint needs, and each one is
         # merged, normalised and parsed on every call: leaving them out saves ~5 % CPU.
         self._options: RequestOptions = {
@@ -103,14 +104,18 @@ class OpenAITransport:
         )
 
     def _describe(self, exc: BaseException, timed_out: bool) -> str:
-        # The aiohttp transport reports a refused connection as a connect *timeout*: the
-        # OSError at the root of the chain tells which it really was.
+        # The aiohttp transport reports a refused or reset connection, and a server that
+        # hung up without answering, as a connect *timeout*: the root of the chain tells
+        # which it really was, so the error names what happened (reset vs timeout).
         refused = _root_os_error(exc)
         if refused is not None:
             return f"connection failed: {refused}"
+        root = _root_cause(exc)
+        if _is_disconnect(root):
+            return f"connection closed by the server without an answer ({root})"
         if timed_out:
             return f"no answer within {self._config.timeout:g} s"
-        return f"connection failed: {exc.__cause__ or exc}"
+        return f"connection failed: {root}"
 
     async def aclose(self) -> None:
         """Close the SDK client (and its connections) if one was opened in the running loop."""
@@ -124,6 +129,13 @@ class OpenAITransport:
         if self._sdk is None or self._loop is not loop:
             self._sdk, self._loop = _new_sdk_client(self._config, self._api_key), loop
         return self._sdk
+
+
+def completions_url(base_url: str) -> str:
+    """The chat-completions URL under `base_url`, whose query (`?api-version=`, `?key=`) is kept
+    after the path rather than swallowing it."""
+    parts = urlsplit(base_url)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/chat/completions"))
 
 
 def _require_sdk(config: RoleConfig) -> None:
@@ -162,6 +174,23 @@ def _root_os_error(exc: BaseException) -> OSError | None:
             found = seen
         seen = seen.__cause__ or seen.__context__
     return found
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    seen: set[int] = set()
+    while id(exc) not in seen:
+        seen.add(id(exc))
+        nxt = exc.__cause__ or exc.__context__
+        if nxt is None:
+            break
+        exc = nxt
+    return exc
+
+
+def _is_disconnect(exc: BaseException) -> bool:
+    # aiohttp's ServerDisconnectedError, httpx's "Server disconnected without sending a
+    # response": the peer closed the connection cleanly (no reset, no timeout).
+    return "disconnected" in f"{type(exc).__name__} {exc}".lower()
 
 
 def _detail(body: object, fallback: str) -> str:

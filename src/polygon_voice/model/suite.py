@@ -10,13 +10,14 @@ from polygon_voice.model.case import CaseCategory, CaseExpected
 from polygon_voice.model.events import InterruptPoint
 from polygon_voice.model.expect import Expect
 from polygon_voice.model.persona import Persona
-from polygon_voice.model.tools import FaultSpec, ToolSpec
+from polygon_voice.model.tools import MAX_SECONDS, FaultSpec, ToolSpec
 
 Record = dict[str, Any]
 
 
 class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # NaN and infinity are no times or levels (and JSON cannot store them).
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class BargeInStep(_Spec):
@@ -124,14 +125,35 @@ class EngineSettings(_Spec):
 
     max_turns: int = Field(default=40, ge=1, description="caller and agent turns together")
     words_per_second: float = Field(default=2.5, gt=0, description="speaking rate of both sides")
-    response_gap: float = Field(default=0.3, ge=0, description="pause before the caller answers")
-    silence_seconds: float = Field(default=4.0, gt=0, description="what a silent caller step lasts")
+    response_gap: float = Field(
+        default=0.3, ge=0, le=MAX_SECONDS, description="pause before the caller answers"
+    )
+    silence_seconds: float = Field(
+        default=4.0, gt=0, le=MAX_SECONDS, description="what a silent caller step lasts"
+    )
     agent_turn_timeout: float = Field(
-        default=10.0, gt=0, description="wall-clock seconds an agent may take for one response"
+        default=10.0,
+        gt=0,
+        le=MAX_SECONDS,
+        description="wall-clock seconds an agent may take for one response",
     )
     loop_overlap: float = Field(default=0.9, gt=0, le=1, description="LOOP-1 threshold")
     noise: float = Field(
         default=0.0, ge=0, le=1, description="recognition noise level 0..1 (0: heard as said)"
+    )
+    # Limits on what an agent sends (docs/agents.md, "Limits and failures"): over one, the
+    # agent's call ends with reason `error`; the rest of the run is unaffected.
+    max_say_chars: int = Field(
+        default=10_000, ge=1, description="characters an agent may say in one response"
+    )
+    max_actions_per_turn: int = Field(
+        default=1_000, ge=1, description="actions an agent may yield in one response"
+    )
+    max_reply_bytes: int = Field(
+        default=1_000_000, ge=1, description="bytes of one HTTP agent's answer to one event"
+    )
+    max_agent_connections: int = Field(
+        default=64, ge=1, description="HTTP agent requests open at once in a run"
     )
 
 

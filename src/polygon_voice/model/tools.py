@@ -7,9 +7,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+# Times are virtual seconds: finite (no NaN or infinity, which would spin or break the
+# stored record), never negative, and at most a day, so sums of them stay exact enough.
+MAX_SECONDS = 86_400.0
+
 
 class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class FaultKind(StrEnum):
@@ -37,11 +41,17 @@ class FaultSpec(_Spec):
         ),
     )
     delay: float = Field(
-        default=45.0, gt=0, description="late_success: seconds from the write to the success report"
+        default=45.0,
+        gt=0,
+        le=MAX_SECONDS,
+        description="late_success: seconds from the write to the success report",
     )
     record: Any = Field(default=None, description="wrong_record: the answer to return instead")
     latency: float | None = Field(
-        default=None, ge=0, description="this call's latency in seconds, instead of the tool's"
+        default=None,
+        ge=0,
+        le=MAX_SECONDS,
+        description="this call's latency in seconds, instead of the tool's",
     )
 
     @model_validator(mode="after")
@@ -61,8 +71,8 @@ class UniformLatency(_Spec):
     """Latency drawn uniformly between `low` and `high` seconds."""
 
     distribution: Literal["uniform"]
-    low: float = Field(ge=0)
-    high: float = Field(ge=0)
+    low: float = Field(ge=0, le=MAX_SECONDS)
+    high: float = Field(ge=0, le=MAX_SECONDS)
 
     @model_validator(mode="after")
     def _ordered(self) -> UniformLatency:
@@ -75,12 +85,13 @@ class LognormalLatency(_Spec):
     """Latency with a long tail: log-normal around `median` seconds."""
 
     distribution: Literal["lognormal"]
-    median: float = Field(gt=0)
-    sigma: float = Field(default=0.5, ge=0)
+    median: float = Field(gt=0, le=MAX_SECONDS)
+    sigma: float = Field(default=0.5, ge=0, le=10)
 
 
 LatencySpec = (
-    float | Annotated[UniformLatency | LognormalLatency, Field(discriminator="distribution")]
+    Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)]
+    | Annotated[UniformLatency | LognormalLatency, Field(discriminator="distribution")]
 )
 
 
@@ -139,5 +150,7 @@ class ToolSpec(_Spec):
     )
     stub: StubSpec
     latency: LatencySpec = 0.3
-    timeout: float = Field(default=30.0, gt=0, description="seconds before the call times out")
+    timeout: float = Field(
+        default=30.0, gt=0, le=MAX_SECONDS, description="seconds before the call times out"
+    )
     faults: list[FaultSpec] = Field(default_factory=list)

@@ -16,6 +16,10 @@ from typing import Any, cast
 import yaml
 
 from polygon_voice.model.probes import Polarity
+from polygon_voice.scenario.data_errors import first_unknown_key, located, unknown_key
+from polygon_voice.scenario.errors import SuiteError
+from polygon_voice.scenario.messages import brief
+from polygon_voice.scenario.parsing import read_data
 
 POLARITIES: tuple[Polarity, ...] = ("desired", "guardrail")
 HASH_CHARS = 12
@@ -52,43 +56,56 @@ class Probe:
         return "deterministic" if self.rule else "llm"
 
 
+PROBE_FIELDS = ("id", "question", "polarity", "applies_when", "rule")
+FILE_FIELDS = ("probes",)
+
+
 def load_probes(path: Path) -> list[Probe]:
-    """The probes of a YAML file; ProbeError naming the field when it is not usable."""
+    """The probes of a YAML file; ProbeError naming the line and field when it is not usable."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ProbeError(f"{path}: cannot read: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise ProbeError(f"{path}: not valid YAML: {exc}") from exc
-    return probes_from_data(data, str(path))
+        data, root = read_data(path, str(path))
+    except SuiteError as exc:
+        raise ProbeError(str(exc)) from None
+    return probes_from_data(data, str(path), root)
 
 
-def probes_from_data(data: Any, source: str) -> list[Probe]:
-    """Probes from parsed YAML; `source` names the file in errors."""
+def probes_from_data(data: Any, source: str, root: yaml.Node | None = None) -> list[Probe]:
+    """Probes from parsed YAML; `source` names the file and `root` gives lines in errors."""
     # Imported here: the rule table imports this module for `Probe`.
     from polygon_voice.probes.deterministic import RULES
 
+    def fail(loc: tuple[int | str, ...], message: str) -> ProbeError:
+        return ProbeError(located(source, root, loc, message))
+
+    at: tuple[int | str, ...] = ("probes",) if isinstance(data, dict) else ()
+    if isinstance(data, dict) and (extra := first_unknown_key(data, FILE_FIELDS)) is not None:
+        raise fail((extra,), unknown_key(extra, FILE_FIELDS))
     raw = data.get("probes") if isinstance(data, dict) else data
     if not isinstance(raw, list) or not raw:
-        raise ProbeError(f"{source}: field 'probes': a non-empty list of {{id, question}}")
+        raise fail(at, "a non-empty list of {id, question, polarity}")
     out: list[Probe] = []
     for i, item in enumerate(raw):
-        where = f"{source}: field 'probes[{i}]'"
+        where = (*at, i)
         if not isinstance(item, dict):
-            raise ProbeError(f"{where}: a mapping with 'id', 'question' and 'polarity'")
+            raise fail(where, "a mapping with 'id', 'question' and 'polarity'")
+        if (extra := first_unknown_key(item, PROBE_FIELDS)) is not None:
+            raise fail((*where, extra), unknown_key(extra, PROBE_FIELDS))
         probe_id, question = item.get("id"), item.get("question")
         if not isinstance(probe_id, str) or not probe_id.strip():
-            raise ProbeError(f"{where}.id: a non-empty text")
+            raise fail((*where, "id"), f"a non-empty text (got {brief(probe_id)})")
         if not isinstance(question, str) or not question.strip():
-            raise ProbeError(f"{where}.question: a non-empty text")
+            raise fail((*where, "question"), f"a non-empty text (got {brief(question)})")
         polarity = item.get("polarity")
         if polarity not in POLARITIES:
-            raise ProbeError(f"{where}.polarity: one of {', '.join(POLARITIES)}, got {polarity!r}")
+            message = f"one of {', '.join(POLARITIES)} (got {brief(polarity)})"
+            raise fail((*where, "polarity"), message)
         rule = item.get("rule")
-        if rule is not None and rule not in RULES:
-            raise ProbeError(f"{where}.rule: one of {', '.join(RULES)}, got {rule!r}")
+        if rule is not None and (not isinstance(rule, str) or rule not in RULES):
+            raise fail((*where, "rule"), f"one of {', '.join(RULES)} (got {brief(rule)})")
         if any(p.id == probe_id for p in out):
-            raise ProbeError(f"{where}.id: {probe_id!r} is given twice")
+            raise fail((*where, "id"), f"{probe_id!r} is given twice")
         note = item.get("applies_when", "")
-        out.append(Probe(probe_id, question, cast(Polarity, polarity), str(note or ""), rule))
+        if not isinstance(note, str | None):
+            raise fail((*where, "applies_when"), f"a text (got {brief(note)})")
+        out.append(Probe(probe_id, question, cast(Polarity, polarity), note or "", rule))
     return out

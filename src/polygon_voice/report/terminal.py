@@ -1,7 +1,9 @@
 """Terminal views: run lists, run summaries and a conversation turn by turn.
 
 Everything a transcript or an agent produced is untrusted: it is passed to Rich as
-plain `Text`, never as markup, so a caller saying "[bold]" prints those characters.
+plain `Text`, never as markup, so a caller saying "[bold]" prints those characters, and
+its control characters are shown as escapes (`textsafe.visible`: ESC as `\x1b`) before
+Rich, which would drop some (BEL, CR) and pass the rest (ESC, OSC) to the terminal raw.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from polygon_voice.model import CaseScore, ConversationResult, ExpectResult, Spe
 from polygon_voice.model.judgement import Judgement
 from polygon_voice.noise import caller_wer
 from polygon_voice.store import ConversationSummary, RunRecord
+from polygon_voice.textsafe import visible
 
 _REASON_STYLE = {
     "agent_hangup": "green",
@@ -105,6 +108,11 @@ def conversation_view(result: ConversationResult) -> RenderableType:
     for call in result.tool_calls:
         for change in call.history:
             rows.append((change.time, 1, _call_line(call.model_dump(), change.status.value)))
+    rows.extend(
+        (entry.time, 0, _sanitised_line(entry.source, entry.data))
+        for entry in result.trace
+        if entry.kind == "text_sanitised"
+    )
     for write in result.backend_writes:
         line = Text(
             f"  write  {write.collection}/{write.record}.{write.field}: "
@@ -125,7 +133,7 @@ def conversation_view(result: ConversationResult) -> RenderableType:
     )
     if result.end.message:
         end.append(" — ")
-        end.append(result.end.message)
+        end.append(visible(result.end.message))
     lines.append(end)
     wer = caller_wer(result)
     if wer is not None:
@@ -136,17 +144,26 @@ def conversation_view(result: ConversationResult) -> RenderableType:
 def _turn_line(speaker: Speaker, text: str, heard: str, turn: Any) -> Text:
     who = "caller" if speaker is Speaker.CALLER else "agent "
     line = Text(f"  {who} ", style="bold cyan" if speaker is Speaker.CALLER else "bold green")
-    line.append(text)
+    line.append(visible(text))
     if heard != text:
         label = "agent heard" if speaker is Speaker.CALLER else "caller heard"
         line.append(f"\n            {label}: ", style="dim")
-        line.append(heard or "(nothing)", style="dim")
+        line.append(visible(heard) or "(nothing)", style="dim")
     flags = [
         name for name, on in (("interrupted", turn.interrupted), ("barge-in", turn.barge_in)) if on
     ]
     if flags:
         line.append(f"  [{', '.join(flags)}]", style="yellow")
     return line
+
+
+def _sanitised_line(source: str, data: dict[str, Any]) -> Text:
+    where = data.get("where", "")
+    return Text(
+        f"  note   {data.get('replaced', '?')} invalid character(s) from the {source} "
+        f"({where}) stored as U+FFFD",
+        style="red",
+    )
 
 
 def _call_line(call: dict[str, Any], status: str) -> Text:

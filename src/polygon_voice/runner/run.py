@@ -14,11 +14,13 @@ from polygon_voice.checks import RunSummary, is_case, score_case
 from polygon_voice.checks.expect import check_expectations
 from polygon_voice.conversation import Hearing
 from polygon_voice.judge import Judging, judge_stage_async
+from polygon_voice.judge.run import judge_model_failed
 from polygon_voice.model import CaseScore, ConversationResult, EndReason, ExpectResult, Suite
 from polygon_voice.model.judgement import Judgement
 from polygon_voice.probes import Probing, probe_stage
 from polygon_voice.runner.build import AgentBuildError, CallBuilder, failed_call, merged_records
 from polygon_voice.runner.plan import PlannedCall, plan_calls
+from polygon_voice.runner.threads import run_to_end
 from polygon_voice.store import Store
 from polygon_voice.store.store import StageResult
 from polygon_voice.tools.http_server import ToolServer
@@ -44,6 +46,8 @@ class RunTally:
     composite_total: float = 0.0
     composites: int = 0
     expectations: Counter[str] = field(default_factory=Counter)  # met / not_met / not_exercised
+    judge_failures: int = 0  # judgements whose judge model never answered (infrastructure)
+    first_judge_error: str | None = None
 
     def add_expectation(self, result: ExpectResult) -> None:
         """Count how one conversation stands against its scenario's expected outcome."""
@@ -55,6 +59,10 @@ class RunTally:
     def add_judgement(self, judgement: Judgement) -> None:
         """Count one conversation's verdict and composite."""
         self.verdicts[judgement.verdict] += 1
+        failed = judge_model_failed(judgement)
+        if failed is not None:
+            self.judge_failures += 1
+            self.first_judge_error = self.first_judge_error or failed
         if judgement.composite is not None:
             self.composite_total += judgement.composite
             self.composites += 1
@@ -87,6 +95,9 @@ class SuiteRunner:
     hearing: Hearing | None = None  # None: each scenario's noise level (see CallBuilder)
     noise: float | None = None
     skip: frozenset[str] = frozenset()
+    # Stored calls to judge again, not run (`--resume`: judgement missing or left unscored
+    # by the judge model failing; see runner/resume.py).
+    rejudge: frozenset[str] = frozenset()
     on_finished: OnFinished | None = None
     caller_client: LLMClient | None = None  # for `caller: llm` scenarios (see CallBuilder)
     judging: Judging | None = field(default_factory=Judging)  # None: no judge stage
@@ -94,7 +105,8 @@ class SuiteRunner:
 
     def run(self) -> RunTally:
         """Run to completion (blocking)."""
-        return asyncio.run(self.run_async())
+        # Not asyncio.run: a thread an agent left stuck must not keep the run from ending.
+        return run_to_end(self.run_async())
 
     async def run_async(self) -> RunTally:
         """Run to completion on the current event loop."""
@@ -110,7 +122,12 @@ class SuiteRunner:
             # HTTP agents may call their tools themselves: serve them on loopback.
             builder.tool_server = ToolServer.start()
             self.agent_factory.tool_server = builder.tool_server.base_url
-        todo = (p for p in plan_calls(self.suite) if p.conversation_id not in self.skip)
+            self.agent_factory.configure(self.suite.settings)  # deadline, byte cap, connections
+        todo = (
+            p
+            for p in plan_calls(self.suite)
+            if p.conversation_id not in self.skip or p.conversation_id in self.rejudge
+        )
         tally = RunTally()
         workers = [self._worker(todo, builder, tally) for _ in range(max(1, self.concurrency))]
         try:
@@ -135,35 +152,96 @@ class SuiteRunner:
     ) -> None:
         # Workers pull from one shared plan, so memory does not grow with the run's size.
         for planned in todo:
+            if planned.conversation_id in self.rejudge:
+                await self._judge_stored(builder, planned, tally)
+                continue
             result = await run_one(builder, planned)
-            stages: list[StageResult] = []
-            try:
-                stages.extend(stage_results(builder, planned, result))
-            except Exception as exc:  # a scoring bug must not lose the conversation
-                tally.errors.append((result.id, f"checks failed: {type(exc).__name__}: {exc}"))
-            try:  # on its own: a judge bug must not lose the three-layer checks either
-                stages.extend(await self._judged(builder, planned, result, stages))
-            except Exception as exc:
-                tally.errors.append((result.id, f"judge failed: {type(exc).__name__}: {exc}"))
-            try:  # after the judge and apart from it: probes never feed the verdict (PROBE-3)
-                stages.extend(await self._probed(builder, planned, result))
-            except Exception as exc:
-                tally.errors.append((result.id, f"probes failed: {type(exc).__name__}: {exc}"))
-            self.store.add_conversation_with_results(self.run_id, planned.index, result, stages)
+            stages = self._checked(builder, planned, result, tally)
+            if self._asks_a_model:
+                # Stored before judging: a judge model can take minutes (a 429 storm), and a
+                # kill meanwhile must not lose the finished call (`--resume` judges it then).
+                self.store.add_conversation_with_results(self.run_id, planned.index, result, stages)
+                later = await self._judged_and_probed(builder, planned, result, stages, tally)
+                self.store.add_stage_results(self.run_id, result.id, later)
+            else:  # judged in microseconds: one commit, half the cost per call
+                later = await self._judged_and_probed(builder, planned, result, stages, tally)
+                self.store.add_conversation_with_results(
+                    self.run_id, planned.index, result, [*stages, *later]
+                )
             tally.add(result)
-            for _, _, score in stages:
-                if isinstance(score, CaseScore):
-                    tally.cases.add(score)
-                if isinstance(score, Judgement):
-                    tally.add_judgement(score)
-                if isinstance(score, ExpectResult):
-                    tally.add_expectation(score)
+            self._count(tally, [*stages, *later])
             if self.on_finished is not None:
                 self.on_finished(result)
             # Deterministic agents never await: yield so the other workers get their turn and
             # the loop can run its clean-ups (closed generators, cancelled timers), which would
             # otherwise pile up until the run ends and make memory grow with its size.
             await asyncio.sleep(0)
+
+    @property
+    def _asks_a_model(self) -> bool:
+        """Whether judging or probing a call waits for a model (and may wait long)."""
+        judge = self.judging.judge if self.judging is not None else None
+        probe_client = self.probing.client if self.probing is not None else None
+        return hasattr(judge, "run") or probe_client is not None
+
+    def _checked(
+        self,
+        builder: CallBuilder,
+        planned: PlannedCall,
+        result: ConversationResult,
+        tally: RunTally,
+    ) -> list[StageResult]:
+        try:
+            return stage_results(builder, planned, result)
+        except Exception as exc:  # a scoring bug must not lose the conversation
+            tally.errors.append((result.id, f"checks failed: {type(exc).__name__}: {exc}"))
+            return []
+
+    async def _judged_and_probed(
+        self,
+        builder: CallBuilder,
+        planned: PlannedCall,
+        result: ConversationResult,
+        stages: list[StageResult],
+        tally: RunTally,
+        probes: bool = True,
+    ) -> list[StageResult]:
+        later: list[StageResult] = []
+        try:  # on its own: a judge bug must not lose the three-layer checks either
+            later.extend(await self._judged(builder, planned, result, stages))
+        except Exception as exc:
+            tally.errors.append((result.id, f"judge failed: {type(exc).__name__}: {exc}"))
+        try:  # after the judge and apart from it: probes never feed the verdict (PROBE-3)
+            later.extend(await self._probed(builder, planned, result) if probes else [])
+        except Exception as exc:
+            tally.errors.append((result.id, f"probes failed: {type(exc).__name__}: {exc}"))
+        return later
+
+    async def _judge_stored(
+        self, builder: CallBuilder, planned: PlannedCall, tally: RunTally
+    ) -> None:
+        """Judge again a stored call whose judgement is missing or was left unscored by its
+        judge model failing (`--resume`); the call itself is not run again."""
+        conversation_id = planned.conversation_id
+        result = self.store.get_conversation(self.run_id, conversation_id)
+        stages = self._checked(builder, planned, result, tally)  # the judge reads them
+        stored = self.store.get_stage_result(self.run_id, conversation_id, "probes")
+        later = await self._judged_and_probed(
+            builder, planned, result, stages, tally, probes=stored is None
+        )
+        self.store.add_stage_results(self.run_id, conversation_id, later, replace=True)
+        self._count(tally, later)
+        await asyncio.sleep(0)
+
+    @staticmethod
+    def _count(tally: RunTally, stages: list[StageResult]) -> None:
+        for _, _, score in stages:
+            if isinstance(score, CaseScore):
+                tally.cases.add(score)
+            if isinstance(score, Judgement):
+                tally.add_judgement(score)
+            if isinstance(score, ExpectResult):
+                tally.add_expectation(score)
 
     async def _judged(
         self,

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 # The newest revision in migrations/versions; a test pins it to Alembic's own head.
 # Kept here so opening an up-to-date database costs one query and no Alembic import.
-HEAD_REVISION = "0003"
+HEAD_REVISION = "0004"
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 VERSION_TABLE = "alembic_version"
 

@@ -128,3 +128,17 @@ personas = sa.Table(
     sa.UniqueConstraint("persona_id"),
     sa.Index(None, "prompt_path"),
 )
+
+# Who is executing a run right now (migration 0004): one row per run while a `polygon run`
+# holds it, renewed while the run goes on and deleted when it ends. A second run or resume of
+# a leased run is refused; a crashed one leaves its row, which may be taken once it expires.
+run_leases = sa.Table(
+    "run_leases",
+    metadata,
+    sa.Column(
+        "run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column("owner", sa.Text, nullable=False),
+    sa.Column("acquired_at", UtcDateTime, nullable=False),
+    sa.Column("expires_at", UtcDateTime, nullable=False),
+)

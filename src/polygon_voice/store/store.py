@@ -13,9 +13,10 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
-from polygon_voice.model.trace import ConversationResult
+from polygon_voice.model.trace import ConversationResult, TraceEntry
 from polygon_voice.store.engine import open_engine, open_hint
 from polygon_voice.store.errors import StoreError
+from polygon_voice.store.leases import LeaseStore
 from polygon_voice.store.migrate import ensure_schema
 from polygon_voice.store.personas import PersonaStore
 from polygon_voice.store.records import (
@@ -26,6 +27,7 @@ from polygon_voice.store.records import (
 )
 from polygon_voice.store.schema import conversations, runs, stage_results
 from polygon_voice.store.urls import mask_url, redact
+from polygon_voice.textsafe import storable, storable_text
 
 # Rows fetched per round trip when streaming a run; a conversation is a few kB of JSON.
 STREAM_BATCH = 100
@@ -61,10 +63,11 @@ _SUMMARY_COLUMNS = (
 )
 
 
-class Store(PersonaStore):
+class Store(PersonaStore, LeaseStore):
     """A results database opened (and migrated to this version's schema) by URL.
 
-    Persona methods (`add_personas`, `list_personas`, ...) come from `PersonaStore`.
+    Persona methods (`add_personas`, `list_personas`, ...) come from `PersonaStore`, run
+    leases (`acquire_lease`, `renew_lease`, `release_lease`) from `LeaseStore`.
     """
 
     def __init__(self, url: str) -> None:
@@ -106,6 +109,8 @@ class Store(PersonaStore):
         values["config"] = redact(run.model_dump(mode="json")["config"])
         values["agent"] = mask_url(run.agent)
         values["suite_path"] = mask_url(run.suite_path)
+        # A path or agent name given with undecodable bytes carries lone surrogates (textsafe).
+        values = storable(values)[0]
         try:
             with self._engine.begin() as conn:
                 conn.execute(sa.insert(runs), values)
@@ -190,6 +195,7 @@ class Store(PersonaStore):
         or data that is not a JSON object raise ValueError before anything is written.
         """
         now = datetime.now(UTC)
+        result, data = _conversation_json(result)
         row = {
             "run_id": run_id,
             "id": result.id,
@@ -200,7 +206,7 @@ class Store(PersonaStore):
             "end_message": result.end.message,
             "turn_count": len(result.turns),
             "tool_call_count": len(result.tool_calls),
-            "data": result.model_dump_json(),
+            "data": data,
             "created_at": now,
         }
         rows = _stage_rows(run_id, result.id, index, stage_results, now)
@@ -309,6 +315,50 @@ class Store(PersonaStore):
             raise self._stage_conflict(run_id, conversation_id, stage, name, exc) from exc
         except SQLAlchemyError as exc:
             action = f"store {label} of conversation {conversation_id} of run {run_id}"
+            raise self._failure(action, exc) from exc
+
+    def add_stage_results(
+        self,
+        run_id: str,
+        conversation_id: str,
+        results: Sequence[StageResult],
+        *,
+        replace: bool = False,
+    ) -> None:
+        """Store several stage results, as (stage, name, data), of a stored conversation in
+        one commit: the judge's results are added after the conversation (stored first, so a
+        kill while judging loses no finished call), all of them or none. `replace` drops the
+        conversation's earlier rows of the same (stage, name) in the same commit (a resumed
+        run judging again a call its judge model failed on)."""
+        if not results:
+            return
+        find = sa.select(conversations.c.pk, conversations.c.idx).where(
+            conversations.c.run_id == run_id, conversations.c.id == conversation_id
+        )
+        try:
+            with self._engine.begin() as conn:
+                found = conn.execute(find).first()
+                if found is None:
+                    self._require_run(conn, run_id)
+                    raise StoreError(self._missing_conversation(conn, run_id, conversation_id))
+                now = datetime.now(UTC)
+                rows = _stage_rows(run_id, conversation_id, found[1], results, now)
+                for row in rows:
+                    row["conversation_pk"] = found[0]
+                    if replace:
+                        conn.execute(
+                            sa.delete(stage_results).where(
+                                stage_results.c.conversation_pk == found[0],
+                                stage_results.c.stage == row["stage"],
+                                stage_results.c.name == row["name"],
+                            )
+                        )
+                conn.execute(_INSERT_STAGE_RESULT, rows)
+        except IntegrityError as exc:
+            stage, name, _ = results[0]
+            raise self._stage_conflict(run_id, conversation_id, stage, name, exc) from exc
+        except SQLAlchemyError as exc:
+            action = f"store the stage results of conversation {conversation_id} of run {run_id}"
             raise self._failure(action, exc) from exc
 
     def iter_stage_results(
@@ -499,13 +549,39 @@ _ENCODER = json.JSONEncoder(
 )
 
 
+def _conversation_json(result: ConversationResult) -> tuple[ConversationResult, str]:
+    """The conversation and its JSON; a string that no boundary cleaned (textsafe) is
+    replaced here and noted in the trace, so one bad character never loses the call."""
+    try:
+        return result, result.model_dump_json()
+    except ValueError:  # pydantic cannot encode a lone surrogate as UTF-8
+        cleaned, count = storable(result)
+        note = TraceEntry(
+            seq=len(cleaned.trace),
+            time=cleaned.end.time,
+            source="engine",
+            kind="text_sanitised",
+            data={"where": "store", "replaced": count},
+        )
+        cleaned = cleaned.model_copy(update={"trace": [*cleaned.trace, note]})
+        return cleaned, cleaned.model_dump_json()
+
+
+def _model_json(data: BaseModel) -> str:
+    try:
+        return data.model_dump_json()
+    except ValueError:  # an unstorable string (textsafe): replaced rather than fatal
+        return storable(data)[0].model_dump_json()
+
+
 def _stage_json(data: StageData, what: str) -> str:
     """`data` as JSON object text; ValueError naming `what` when it is not one."""
     try:
         if isinstance(data, BaseModel):
-            text = data.model_dump_json()
+            text = _model_json(data)
         elif isinstance(data, Mapping):
-            text = _ENCODER.encode(data if type(data) is dict else dict(data))
+            # json keeps a lone surrogate as is, and the database refuses it (textsafe).
+            text = storable_text(_ENCODER.encode(data if type(data) is dict else dict(data)))[0]
         else:
             raise TypeError(f"a {type(data).__name__} is neither a mapping nor a pydantic model")
     except (TypeError, ValueError) as exc:  # pydantic's serialisation errors are ValueErrors

@@ -16,12 +16,14 @@ _ERROR_TYPES = {429: "rate_limit_exceeded", 400: "invalid_request_error"}
 
 @dataclass(frozen=True)
 class Answer:
-    """What the server sends: `body` None means say nothing and close the connection."""
+    """What the server sends: `body` None means say nothing and close the connection (reset
+    it, with `reset`)."""
 
     status: int
     body: bytes | None
     delay: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
+    reset: bool = False
 
 
 def answer_for(rule: Rule | None, request: ScriptedRequest, number: int, latency: float) -> Answer:
@@ -37,6 +39,8 @@ def answer_for(rule: Rule | None, request: ScriptedRequest, number: int, latency
     delay = rule.latency if rule.latency is not None else latency
     if rule.hang is not None:
         return Answer(status=0, body=None, delay=rule.hang)
+    if rule.reset:
+        return Answer(status=0, body=None, delay=delay, reset=True)
     if rule.error is not None:
         headers = {}
         if rule.retry_after is not None:

@@ -9,10 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-ANSWER_KINDS = ("text", "json", "tool_calls", "error", "hang", "raw", "logprobs")
+ANSWER_KINDS = ("text", "json", "tool_calls", "error", "hang", "reset", "raw", "logprobs")
 ROLE_MARKER = re.compile(r"polygon-role:\s*(\w+)")
 
 
@@ -35,7 +34,8 @@ class Rule(BaseModel):
     `structured` (whether the request asks for a JSON schema). `times` limits how often the
     rule answers. Answers: `text` (with or without `tool_calls`), `json`, `tool_calls`,
     `error` (an HTTP status, with `retry_after` and `message`), `hang` (seconds of silence,
-    then the connection closes), `raw` (a response body sent as is: malformed JSON, say),
+    then the connection closes), `reset` (true: the connection is reset at once, a TCP RST,
+    with no answer), `raw` (a response body sent as is: malformed JSON, say),
     `logprobs` (for POST /completions with `echo`: the prompt's log-probabilities, per word
     token; "*" gives the rest, default -1.0).
     """
@@ -57,6 +57,7 @@ class Rule(BaseModel):
     retry_after: float | None = Field(default=None, ge=0)
     message: str | None = None
     hang: float | None = Field(default=None, gt=0)
+    reset: bool | None = None
     raw: str | None = None
     logprobs: dict[str, float] | None = None
     latency: float | None = Field(default=None, ge=0)
@@ -105,11 +106,15 @@ class Script(BaseModel):
 
 def load_script(path: str | Path) -> Script:
     """A script from a YAML or JSON file; errors name the file, the rule and the field."""
+    # Imported here: the scenario package is not needed to import the fake server.
+    from polygon_voice.scenario.errors import SuiteError
+    from polygon_voice.scenario.parsing import read_data
+
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ValueError(f"{path}: cannot read the script: {exc}") from None
+        data = read_data(path, str(path))[0]  # bounded aliases, depth and sizes, like suites
+    except SuiteError as exc:
+        raise ValueError(f"cannot read the script: {exc}") from None
     try:
         return Script.model_validate(data or {})
     except ValidationError as exc:

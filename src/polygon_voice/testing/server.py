@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import threading
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -10,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TextIO
 
+from polygon_voice.masking import mask_url
 from polygon_voice.testing.answers import Answer, answer_for, error_answer
 from polygon_voice.testing.script import Rule, Script, ScriptState, role_of
 
@@ -178,8 +181,8 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.server.fake
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         # /completions too: prompt log-probabilities (a rule with `logprobs`) for the lint.
-        if not self.path.rstrip("/").endswith("/completions"):
-            self._send(error_answer(404, f"fake LLM server: no route {self.path}"))
+        if not _route(self.path).endswith("/completions"):
+            self._send(error_answer(404, f"fake LLM server: no route {mask_url(self.path)}"))
             return
         try:
             body = json.loads(raw)
@@ -191,25 +194,32 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {key.lower(): value for key, value in self.headers.items()}
         fake._enter()
         try:
-            answer = fake._answer(self.path, headers, body)
+            # Logged with a key in the query masked, like the Authorization header.
+            answer = fake._answer(mask_url(self.path), headers, body)
             if answer.delay:
                 fake._stopping.wait(answer.delay)
         finally:
             # Before the answer goes out: once the client has it, it may send the next request.
             fake._leave()
         if answer.body is None:
-            self.close_connection = True  # a scripted hang: never answer
+            self.close_connection = True  # a scripted hang or reset: never answer
+            if answer.reset:
+                # Linger 0: closing sends a TCP RST instead of a clean FIN.
+                self.connection.setsockopt(
+                    socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                )
+                self.connection.close()
             return
         self._send(answer)
 
     def do_GET(self) -> None:
-        if self.path.rstrip("/").endswith("/models"):
+        if _route(self.path).endswith("/models"):
             models = {"object": "list", "data": [{"id": "fake", "object": "model"}]}
             self._send(Answer(200, json.dumps(models).encode()))
-        elif self.path.rstrip("/") == "/_polygon/stats":
+        elif _route(self.path) == "/_polygon/stats":
             self._send(Answer(200, json.dumps(self.server.fake.stats()).encode()))
         else:
-            self._send(error_answer(404, f"fake LLM server: no route {self.path}"))
+            self._send(error_answer(404, f"fake LLM server: no route {mask_url(self.path)}"))
 
     def _send(self, answer: Answer) -> None:
         assert answer.body is not None
@@ -231,6 +241,11 @@ class _Handler(BaseHTTPRequestHandler):
 
 def _redact(headers: dict[str, str]) -> dict[str, str]:
     return {k: REDACTED if k in _SECRET_HEADERS else v for k, v in headers.items()}
+
+
+def _route(path: str) -> str:
+    # The path without its query: a base URL may carry one (`?api-version=`, `?key=`).
+    return path.partition("?")[0].rstrip("/")
 
 
 def open_log(path: str | Path) -> TextIO:

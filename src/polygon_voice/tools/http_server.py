@@ -21,6 +21,8 @@ from polygon_voice.model.events import ToolError, ToolResult
 from polygon_voice.tools.errors import ToolUsageError
 
 CALL_TIMEOUT = 30.0  # wall seconds a request waits for the event loop
+MAX_BODY_BYTES = 1_000_000  # a tool call's arguments; more is refused with HTTP 413
+READ_TIMEOUT = 10.0  # wall seconds per read from an agent: a stuck one frees its thread
 
 
 class DirectCaller(Protocol):
@@ -94,6 +96,7 @@ class ToolServer:
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
+    timeout = READ_TIMEOUT
 
     def do_POST(self) -> None:
         parts = urllib.parse.urlsplit(self.path).path.strip("/").split("/")
@@ -103,8 +106,11 @@ class _Handler(BaseHTTPRequestHandler):
         conversation_id = urllib.parse.unquote(parts[1])
         tool = urllib.parse.unquote(parts[3])
         tools = self.server.tool_server
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b"{}"
+        length = self.headers.get("Content-Length") or "0"
+        if not length.isdigit() or int(length) > MAX_BODY_BYTES:
+            self._send(413, {"message": f"the arguments must be at most {MAX_BODY_BYTES:,} bytes"})
+            return
+        raw = self.rfile.read(int(length)) if int(length) else b"{}"
         try:
             args = json.loads(raw)
         except ValueError as exc:
