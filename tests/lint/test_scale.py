@@ -119,3 +119,16 @@ def test_the_judge_is_sent_at_most_its_share_of_candidates(
     assert len(listed) == MAX_CANDIDATES == 200
     assert listed[-1]["why"] == "heavy"
     assert [c["line"] for c in listed] == sorted(c["line"] for c in listed)
+
+
+def test_embeddings_are_skipped_with_the_reason_above_their_size() -> None:
+    from polygon_voice.lint.engine import MAX_EMBEDDED_BYTES, _embeddings_unavailable, lint
+
+    text = "Always greet the caller politely and ask for the order number. " * (
+        MAX_EMBEDDED_BYTES // 60 + 10
+    )
+    report = lint(text, max_tier=3, language="en")
+    skipped = {s.tier: s.reason for s in report.tiers_skipped}
+    assert 3 in skipped
+    if _embeddings_unavailable() is None:  # with the extra, the size is the reason
+        assert "embeddings run up to 300,000" in skipped[3]

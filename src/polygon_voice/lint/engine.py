@@ -22,6 +22,9 @@ EMBEDDINGS_HINT = "pip install torch==2.13.0 'polygon-voice[embeddings]' (the CP
 # Tiers 1-2 lint 1 MB in well under 30 s (docs/performance.md) and grow linearly; past this
 # size a prompt is refused rather than left to run for minutes. `--max-bytes` raises it.
 MAX_PROMPT_BYTES = 2_000_000
+# Tier 3 embeds every sentence on the CPU (~14 s per 200 KB once the model is loaded): past
+# this size it is skipped with the reason, so a long prompt's lint stays within ~30 s.
+MAX_EMBEDDED_BYTES = 300_000
 
 
 class LintError(Exception):
@@ -66,8 +69,14 @@ def lint(
     def skip(tier: int, reason: str) -> None:
         skipped.append(TierSkip(tier=tier, name=TIER_NAMES[tier], reason=reason))
 
+    size = len(text.encode("utf-8", "surrogatepass"))
     for tier in (2, 3, 4):
         why = _why_not(tier, max_tier, settings, endpoint is not None)
+        if why is None and tier == 3 and max_bytes is not None and size > MAX_EMBEDDED_BYTES:
+            why = (
+                f"the prompt is {size:,} bytes; embeddings run up to {MAX_EMBEDDED_BYTES:,} "
+                "(--max-bytes 0 lifts every size limit)"
+            )
         if why is not None:
             skip(tier, why)
         elif tier == 2 and endpoint is not None:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -25,6 +26,10 @@ from polygon_voice.llm.usage import Usage
 from polygon_voice.masking import mask_secrets, mask_url, url_secrets
 
 log = logging.getLogger("polygon_voice.llm")
+WHOLE_ANSWER_FACTOR = 1.25
+MAX_ANSWER_BYTES = 8 * 1024 * 1024
+"""The largest model answer read (a chat completion is kilobytes; this leaves room for long
+tool-call arguments); larger answers fail their call, never the run."""
 Message = Mapping[str, Any]
 
 
@@ -167,7 +172,7 @@ class LLMClient:
         for attempt in range(attempts):
             try:
                 async with slot:
-                    return await transport.send(payload)
+                    return await self._bounded(transport.send(payload))
             except TransportFailure as failure:
                 if not failure.retryable or attempt + 1 == attempts:
                     self.usage.record_failure(self.config.role)
@@ -186,6 +191,27 @@ class LLMClient:
                 # Outside the slot: a waiting retry does not hold back other calls.
                 await self._retry.sleep(delay)
         raise AssertionError("the retry loop always returns or raises")
+
+    async def _bounded(self, sending: Awaitable[bytes]) -> bytes:
+        """One attempt under a wall-clock deadline for the whole answer, and a size cap.
+
+        The HTTP stack's own timeout is per read: a server that drips a byte now and then
+        would keep the call (and the run) waiting for ever. An answer larger than
+        MAX_ANSWER_BYTES is no chat completion any caller, judge or agent can use.
+        """
+        # A quarter more than `timeout`: a server that says nothing at all is the HTTP stack's
+        # own timeout ("no answer within"), which must fire first to be named as such.
+        limit = self.config.timeout * WHOLE_ANSWER_FACTOR
+        try:
+            async with asyncio.timeout(limit):
+                raw = await sending
+        except TimeoutError:
+            detail = f"no complete answer within {limit:g} s (the whole answer, not one read)"
+            raise TransportFailure(detail, status=None, retryable=True, retry_after=None) from None
+        if len(raw) > MAX_ANSWER_BYTES:
+            detail = f"answer of {len(raw):,} bytes; the limit is {MAX_ANSWER_BYTES:,}"
+            raise TransportFailure(detail, status=None, retryable=False, retry_after=None)
+        return raw
 
     def _open(self) -> OpenAITransport:
         self._transport = OpenAITransport(self.config, self._api_key())
