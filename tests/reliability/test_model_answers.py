@@ -12,13 +12,15 @@ from collections.abc import Iterator
 import pytest
 
 from polygon_voice.llm import LLMClient, LLMRequestError
-from polygon_voice.llm.client import MAX_ANSWER_BYTES
 from polygon_voice.llm.config import RoleConfig
+from polygon_voice.llm.transport import MAX_ANSWER_BYTES
 
 HEAD = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n\r\n"
 
 
-def serve(answer: str, drip_seconds: float | None, length: int) -> Iterator[str]:
+def serve(
+    answer: str, drip_seconds: float | None, length: int, endless: bool = False
+) -> Iterator[str]:
     """A one-request server on loopback: the head, then the body at once or a byte at a time."""
     listener = socket.create_server(("127.0.0.1", 0))
     port = listener.getsockname()[1]
@@ -34,6 +36,10 @@ def serve(answer: str, drip_seconds: float | None, length: int) -> Iterator[str]
             conn.recv(65536)
             try:
                 conn.sendall(HEAD.format(length=length).encode())
+                if endless:  # as fast as the client reads, until it hangs up
+                    block = b"0" * 65536
+                    while not stop.is_set():
+                        conn.sendall(block)
                 if drip_seconds is None:
                     conn.sendall(answer.encode())
                     return
@@ -84,3 +90,14 @@ def test_an_oversized_answer_is_refused() -> None:
     error = ask(next(server), timeout=10)
     next(server, None)
     assert f"the limit is {MAX_ANSWER_BYTES:,}" in str(error)
+
+
+def test_an_endless_answer_is_cut_off_at_the_limit_not_read_to_the_end() -> None:
+    # A terabyte announced and streamed: the client stops reading past the limit.
+    server = serve("", drip_seconds=None, length=10**12, endless=True)
+    started = time.perf_counter()
+    error = ask(next(server), timeout=30)
+    took = time.perf_counter() - started
+    next(server, None)
+    assert f"answer over {MAX_ANSWER_BYTES:,} bytes" in str(error)
+    assert took < 15

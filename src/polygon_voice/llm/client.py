@@ -27,9 +27,6 @@ from polygon_voice.masking import mask_secrets, mask_url, url_secrets
 
 log = logging.getLogger("polygon_voice.llm")
 WHOLE_ANSWER_FACTOR = 1.25
-MAX_ANSWER_BYTES = 8 * 1024 * 1024
-"""The largest model answer read (a chat completion is kilobytes; this leaves room for long
-tool-call arguments); larger answers fail their call, never the run."""
 Message = Mapping[str, Any]
 
 
@@ -193,11 +190,11 @@ class LLMClient:
         raise AssertionError("the retry loop always returns or raises")
 
     async def _bounded(self, sending: Awaitable[bytes]) -> bytes:
-        """One attempt under a wall-clock deadline for the whole answer, and a size cap.
+        """One attempt under a wall-clock deadline for the whole answer.
 
         The HTTP stack's own timeout is per read: a server that drips a byte now and then
-        would keep the call (and the run) waiting for ever. An answer larger than
-        MAX_ANSWER_BYTES is no chat completion any caller, judge or agent can use.
+        would keep the call (and the run) waiting for ever. (The size cap is the transport's:
+        it reads the body chunk by chunk.)
         """
         # A quarter more than `timeout`: a server that says nothing at all is the HTTP stack's
         # own timeout ("no answer within"), which must fire first to be named as such.
@@ -208,9 +205,6 @@ class LLMClient:
         except TimeoutError:
             detail = f"no complete answer within {limit:g} s (the whole answer, not one read)"
             raise TransportFailure(detail, status=None, retryable=True, retry_after=None) from None
-        if len(raw) > MAX_ANSWER_BYTES:
-            detail = f"answer of {len(raw):,} bytes; the limit is {MAX_ANSWER_BYTES:,}"
-            raise TransportFailure(detail, status=None, retryable=False, retry_after=None)
         return raw
 
     def _open(self) -> OpenAITransport:

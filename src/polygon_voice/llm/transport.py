@@ -21,6 +21,12 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI, RequestOptions
 
 ROLE_HEADER = "X-Polygon-Role"
+# The SDK's switch for "give me the response unread": the body is then read here, chunk by
+# chunk, so an answer over MAX_ANSWER_BYTES is cut off rather than held in memory.
+_STREAM_BODY_HEADER = "X-Stainless-Raw-Response"
+MAX_ANSWER_BYTES = 8 * 1024 * 1024
+"""The largest model answer read (a chat completion is kilobytes; this leaves room for long
+tool-call arguments); a larger answer fails its call, never the run."""
 # Sent when no key is configured: local servers (vLLM, Ollama, llama.cpp) ignore it, and the
 # SDK would otherwise fall back to $OPENAI_API_KEY behind the user's back.
 NO_KEY = "no-key"
@@ -63,7 +69,10 @@ class OpenAITransport:
         # The SDK's platform headers are telemetry that no endpoint needs, and each one is
         # merged, normalised and parsed on every call: leaving them out saves ~5 % CPU.
         self._options: RequestOptions = {
-            "headers": {name: openai.Omit() for name in _PLATFORM_HEADERS}
+            "headers": {
+                **{name: openai.Omit() for name in _PLATFORM_HEADERS},
+                _STREAM_BODY_HEADER: "stream",
+            }
         }
         self._sdk: AsyncOpenAI | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -74,7 +83,10 @@ class OpenAITransport:
 
         sdk = self._client()
         try:
-            return await sdk.post(self._url, content=payload, cast_to=bytes, options=self._options)
+            response = await sdk.post(
+                self._url, content=payload, cast_to=bytes, options=self._options
+            )
+            return await _read_capped(response)
         except (openai.OpenAIError, ValueError, TypeError) as exc:
             # `from None`: the chained exceptions carry the request, headers included.
             raise self._failure(exc) from None
@@ -197,3 +209,32 @@ def _detail(body: object, fallback: str) -> str:
     message = body.get("message") if isinstance(body, dict) else None
     text = str(message) if message else fallback
     return text if len(text) <= _DETAIL_LIMIT else text[:_DETAIL_LIMIT] + "..."
+
+
+async def _read_capped(response: object) -> bytes:
+    """The body of an unread SDK response, refused past MAX_ANSWER_BYTES."""
+    if isinstance(response, bytes):  # an SDK that read it anyway
+        body = response
+    else:
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.iter_bytes():  # type: ignore[attr-defined]
+            size += len(chunk)
+            if size > MAX_ANSWER_BYTES:
+                await response.close()  # type: ignore[attr-defined]
+                raise TransportFailure(
+                    f"answer over {MAX_ANSWER_BYTES:,} bytes; the limit is {MAX_ANSWER_BYTES:,}",
+                    status=None,
+                    retryable=False,
+                    retry_after=None,
+                )
+            chunks.append(chunk)
+        body = b"".join(chunks)
+    if len(body) > MAX_ANSWER_BYTES:
+        raise TransportFailure(
+            f"answer of {len(body):,} bytes; the limit is {MAX_ANSWER_BYTES:,}",
+            status=None,
+            retryable=False,
+            retry_after=None,
+        )
+    return body
