@@ -646,20 +646,22 @@ def render_summary(summaries: Sequence[SplitSummary]) -> str:
         "must fail: calls fail",
         "flawed: targets met",
     ]
-    rows = [
-        [
-            s.split,
-            str(s.agents),
-            f"{s.targets_met}/{s.targets_total}",
-            _pct(s.correct_pass_share),
-            _pct(s.correct_e2e_share),
-            _pct(s.must_fail_suite_share),
-            _pct(s.must_fail_call_share),
-            s.flaws_top_cause,
-        ]
-        for s in summaries
-    ]
+    rows = [_split_row(s) for s in summaries]
     return _table(header, rows)
+
+
+def _split_row(s: SplitSummary) -> list[str]:
+    """One split's figures, as both the text and the markdown tables show them."""
+    return [
+        s.split,
+        str(s.agents),
+        f"{s.targets_met}/{s.targets_total}",
+        _pct(s.correct_pass_share),
+        _pct(s.correct_e2e_share),
+        _pct(s.must_fail_suite_share),
+        _pct(s.must_fail_call_share),
+        s.flaws_top_cause,
+    ]
 
 
 def _pct(share: float | None) -> str:
@@ -739,19 +741,7 @@ def render_markdown(figures: Sequence[AgentFigures], summaries: Sequence[SplitSu
             "must fail: calls fail",
             "flawed: all targets met",
         ],
-        [
-            [
-                s.split,
-                str(s.agents),
-                f"{s.targets_met}/{s.targets_total}",
-                _pct(s.correct_pass_share),
-                _pct(s.correct_e2e_share),
-                _pct(s.must_fail_suite_share),
-                _pct(s.must_fail_call_share),
-                s.flaws_top_cause,
-            ]
-            for s in summaries
-        ],
+        [_split_row(s) for s in summaries],
     )
     legend = "Columns: " + ", ".join(f"{_short(c)} `{c}`" for c in columns) + "."
     accuracy = _md(

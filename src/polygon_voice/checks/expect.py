@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from polygon_voice.checks.claims import mentions_value
-from polygon_voice.checks.evidence import records_at
+from polygon_voice.checks.evidence import records_at, same
 from polygon_voice.checks.exercised import agent_at_fault, caller_failed, unplayed_events
 from polygon_voice.model import (
     AXES,
@@ -192,9 +192,8 @@ def _holds(record: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
 
 def same_value(stored: Any, wanted: Any) -> bool:
     """Values compare as text ("5590" equals 5590); booleans and null only with themselves."""
-    if isinstance(stored, bool) or isinstance(wanted, bool) or stored is None or wanted is None:
-        return stored is wanted or (stored == wanted and type(stored) is type(wanted))
-    return str(stored) == str(wanted)
+    # The three-layer checks' comparison, plus null: `expect` may ask for a field to be null.
+    return (stored is None and wanted is None) or same(stored, wanted)
 
 
 def no_write_check(result: ConversationResult) -> ExpectCheck:

@@ -290,32 +290,7 @@ class Store(PersonaStore, LeaseStore):
         (conversation, stage, name) is stored once. `data` must serialise to a JSON object
         (ValueError otherwise, before anything is written).
         """
-        _check_stage(stage, conversation_id)
-        label = _stage_label(stage, name)
-        row = {
-            "run_id": run_id,
-            "conversation_id": conversation_id,
-            "stage": stage,
-            "name": name,
-            "data": _stage_json(data, f"{label} of conversation {conversation_id}"),
-            "created_at": datetime.now(UTC),
-        }
-        find = sa.select(conversations.c.pk, conversations.c.idx).where(
-            conversations.c.run_id == run_id, conversations.c.id == conversation_id
-        )
-        try:
-            with self._engine.begin() as conn:
-                found = conn.execute(find).first()
-                if found is None:
-                    self._require_run(conn, run_id)
-                    raise StoreError(self._missing_conversation(conn, run_id, conversation_id))
-                row["conversation_pk"], row["idx"] = found
-                conn.execute(_INSERT_STAGE_RESULT, row)
-        except IntegrityError as exc:
-            raise self._stage_conflict(run_id, conversation_id, stage, name, exc) from exc
-        except SQLAlchemyError as exc:
-            action = f"store {label} of conversation {conversation_id} of run {run_id}"
-            raise self._failure(action, exc) from exc
+        self.add_stage_results(run_id, conversation_id, [(stage, name, data)])
 
     def add_stage_results(
         self,
@@ -358,7 +333,8 @@ class Store(PersonaStore, LeaseStore):
             stage, name, _ = results[0]
             raise self._stage_conflict(run_id, conversation_id, stage, name, exc) from exc
         except SQLAlchemyError as exc:
-            action = f"store the stage results of conversation {conversation_id} of run {run_id}"
+            what = _stage_label(*results[0][:2]) if len(results) == 1 else "the stage results"
+            action = f"store {what} of conversation {conversation_id} of run {run_id}"
             raise self._failure(action, exc) from exc
 
     def iter_stage_results(
