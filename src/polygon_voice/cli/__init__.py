@@ -6,8 +6,10 @@ from polygon_voice.cli import lint as _lint  # noqa: F401  (registers lint)
 from polygon_voice.cli import noise as _noise  # noqa: F401  (registers noise)
 from polygon_voice.cli import personas as _personas  # noqa: F401  (registers personas ...)
 from polygon_voice.cli import probes as _probes  # noqa: F401  (registers probes ...)
-from polygon_voice.cli import runs as _runs  # noqa: F401  (registers run, runs, show, schema)
-from polygon_voice.cli import three_layer as _three_layer  # noqa: F401  (registers gate, demo)
+from polygon_voice.cli import reading as _reading  # noqa: F401  (registers runs, show, gate)
+from polygon_voice.cli import runs as _runs  # noqa: F401  (registers run)
+from polygon_voice.cli import schema as _schema  # noqa: F401  (registers schema)
+from polygon_voice.cli import three_layer as _three_layer  # noqa: F401  (registers demo)
 from polygon_voice.cli.app import app
 
 

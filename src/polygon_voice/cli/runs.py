@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
-import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,28 +42,22 @@ from polygon_voice.judge import (
 from polygon_voice.judge.run import JudgeUnavailable, judge_named
 from polygon_voice.llm import LLMClient, LLMConfigError, Usage, load_llm_config, make_client
 from polygon_voice.masking import MASK, mask_url
-from polygon_voice.model import CaseScore, ConversationResult, ExpectResult
-from polygon_voice.model.judgement import Judgement
+from polygon_voice.model import ConversationResult
 from polygon_voice.noise import NoiseError
 from polygon_voice.probes import Probing
 from polygon_voice.report import write_run_files
 from polygon_voice.report.terminal import (
     axes_table,
-    case_view,
-    conversation_view,
     conversations_table,
     end_reason_table,
-    expect_view,
     fix_list_table,
     gate_table,
-    judgement_view,
     not_exercised_table,
-    runs_table,
     verdict_table,
 )
 from polygon_voice.runner import CallBuilder, RunTally, SuiteRunner, count_calls
 from polygon_voice.runner.resume import calls_to_rejudge
-from polygon_voice.scenario import LoadedSuite, SuiteError, load_suite, suite_json_schema
+from polygon_voice.scenario import LoadedSuite, SuiteError, load_suite
 from polygon_voice.store import (
     ConversationSummary,
     RunRecord,
@@ -546,69 +538,3 @@ def _first(store: Store, run_id: str, limit: int) -> list[ConversationSummary]:
         if len(rows) >= limit:
             break
     return rows
-
-
-@app.command()
-def runs(
-    limit: Annotated[int, typer.Option(min=1, help="How many runs to list.")] = 20,
-    db: DbOption = None,
-) -> None:
-    """List stored runs, newest first."""
-    store = open_store(db)
-    console.print(runs_table(store.list_runs(limit=limit)))
-
-
-@app.command()
-def show(
-    run_id: Annotated[str, typer.Argument(help="Run id (a unique prefix is enough).")],
-    conversation: Annotated[
-        str | None,
-        typer.Option("--conversation", "-c", help="Show this conversation turn by turn."),
-    ] = None,
-    judgement_set: Annotated[
-        str,
-        typer.Option(
-            "--judgement-set",
-            help="Which judgement set to show: '' (the run's own, default) or a rejudge's name.",
-        ),
-    ] = "",
-    db: DbOption = None,
-) -> None:
-    """Show a stored run, or one of its conversations turn by turn with its judgement."""
-    store = open_store(db)
-    try:
-        record = store.get_run(run_id)
-        if conversation is None:
-            title = (
-                f"Run {record.id}: {record.suite} with {record.agent} "
-                f"(seed {record.seed}, {record.status})"
-            )
-            console.print(conversations_table(store.iter_summaries(record.id), title))
-            sets = store.stage_result_names(record.id, "judge")
-            if any(sets):  # rejudged: say which sets exist and how to see one
-                names = ", ".join(repr(name) for name in sets)
-                console.print(f"Judgement sets: {escape(names)} (--judgement-set NAME)")
-            return
-        played = store.get_conversation(record.id, conversation)
-        console.print(conversation_view(played))
-        checks = store.get_stage_result(record.id, conversation, "checks")
-        if checks is not None:
-            console.print(case_view(CaseScore.model_validate(checks)))
-        expected = store.get_stage_result(record.id, conversation, "expect")
-        if expected is not None:
-            shown = ExpectResult.model_validate(expected)
-            console.print(expect_view(shown, played.scenario_id))
-        judged = store.get_stage_result(record.id, conversation, "judge", judgement_set)
-        if judged is not None:
-            label = f"set '{judgement_set}'" if judgement_set else "the run's own"
-            console.print(judgement_view(Judgement.model_validate(judged), label))
-        elif judgement_set:
-            fail(f"conversation {conversation} has no judgement in set '{judgement_set}'")
-    except StoreError as exc:
-        fail(str(exc))
-
-
-@app.command()
-def schema() -> None:
-    """Print the JSON Schema of suite files (for editors)."""
-    sys.stdout.write(json.dumps(suite_json_schema(), indent=2) + "\n")

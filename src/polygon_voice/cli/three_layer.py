@@ -10,37 +10,11 @@ from rich.markup import escape
 
 from polygon_voice.checks import RunSummary
 from polygon_voice.cli.app import app
-from polygon_voice.cli.common import DbOption, console, fail, open_store
+from polygon_voice.cli.common import DbOption, console, open_store
 from polygon_voice.cli.runs import _load, execute_run, print_three_layer
-from polygon_voice.report import case_summary, write_run_files
-from polygon_voice.report.terminal import gate_table, not_exercised_table
-from polygon_voice.store import StoreError
+from polygon_voice.report import write_run_files
 
 DEMO_AGENTS = ("reference:flawed", "reference:robust")
-
-
-@app.command()
-def gate(
-    run_id: Annotated[str, typer.Argument(help="Run id (a unique prefix is enough).")],
-    db: DbOption = None,
-) -> None:
-    """The release gate of a stored run: exit 0 when REL-1..4 all pass, 1 when any fails."""
-    store = open_store(db)
-    try:
-        record = store.get_run(run_id)
-        summary = case_summary(store, record.id)
-    except StoreError as exc:
-        fail(str(exc))
-    if summary is None:
-        fail(f"run {record.id} has no three-layer cases to gate (suite {record.suite})")
-    result = summary.gate()
-    verdict = "passes" if result["passed"] else "fails"
-    console.print(
-        gate_table(result, f"Release gate for run {record.id} ({record.agent}): {verdict}")
-    )
-    if summary.skipped:
-        console.print(not_exercised_table(summary, "Not exercised (the gate ignores them)"))
-    raise typer.Exit(0 if result["passed"] else 1)
 
 
 @app.command()
