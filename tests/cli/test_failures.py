@@ -150,3 +150,40 @@ def test_a_tool_over_a_missing_collection_is_refused_before_the_run(polygon: Pol
     assert "suite.yaml" in err
     code, out, _ = polygon("runs")
     assert "moods" not in out  # nothing was started
+
+
+def test_ctrl_c_stops_the_run_with_130_and_says_how_to_resume(polygon: Polygon) -> None:
+    import os
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+
+    suite = write_suite(
+        polygon.workdir, SUITE.replace("agent_turn_timeout: 0.3", "agent_turn_timeout: 60")
+    )
+    command = [sys.executable, "-m", "polygon_voice", "run", str(suite), "--concurrency", "1"]
+    process = subprocess.Popen(
+        [*command, "--db", str(polygon.db)],
+        cwd=polygon.workdir,
+        env={**os.environ, "COLUMNS": "200"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    stored = 0
+    while stored < 3 and time.monotonic() < deadline:  # fine-1, crash, fine-2; then `hang`
+        time.sleep(0.2)
+        try:
+            with sqlite3.connect(polygon.db) as connection:
+                stored = connection.execute("SELECT count(*) FROM conversations").fetchone()[0]
+        except sqlite3.Error:
+            continue
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "interrupted; finished calls are stored" in err
+    assert "--resume" in err
+    assert "Traceback" not in err

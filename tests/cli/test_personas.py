@@ -142,7 +142,7 @@ def test_a_missing_prompt_file_is_shown_and_not_refreshed(polygon: Polygon, prom
     code, out, _ = polygon("personas", "list")
     assert "prompt missing" in out
     code, _, err = polygon("personas", "refresh")
-    assert code == 1
+    assert code == 2  # bad input: its prompt file is gone
     assert "is gone" in err
 
 
@@ -182,17 +182,17 @@ def test_generate_with_a_model_keeps_the_personas_whose_request_worked(
     code, out, err = polygon(
         "personas", "generate", "--prompt", "prompt.md", "--n", "3", "--llm-config", "llm.yaml"
     )
-    assert code == 0, err
-    assert "2 of 3 personas stored" in out
-    assert "persona 2 (busy, refusal) failed" in err
-    assert "boom" in err
+    assert code == 3, err  # the model failed for one: the others are stored all the same
+    assert "2 of 3 personas stored; 1 failed (see above)" in out
+    assert "persona 2 (busy, refusal) failed: caller call to" in err
+    assert err.count("boom") == 1  # each error once
     assert model.request_count == 3
     records = stored(polygon)
     assert [r.generator for r in records] == ["llm:fake-model", "llm:fake-model"]
     assert [r.persona.type.value for r in records] == ["cooperative", "distrustful"]
 
 
-def test_generate_exits_1_when_no_persona_could_be_made(
+def test_generate_exits_3_when_no_persona_could_be_made(
     polygon: Polygon, prompt: Path, model: FakeLLMServer
 ) -> None:
     (polygon.workdir / "llm.yaml").write_text("llm:\n  caller: {max_retries: 0}\n")
@@ -202,8 +202,9 @@ def test_generate_exits_1_when_no_persona_could_be_made(
         "personas", "generate", "--prompt", "prompt.md", "--n", "1", "--llm-config", "llm.yaml"
     )
     # The prompt has one persona already: the next is persona number 2, which fails.
-    assert code == 1
-    assert "0 of 1 personas stored" in out
+    assert code == 3
+    assert "No persona stored: the model failed for all 1 (see above)." in out
+    assert "persona_ref" not in out
 
 
 def test_sample_shows_personas_with_a_conversation_or_says_there_is_none(
@@ -215,7 +216,8 @@ def test_sample_shows_personas_with_a_conversation_or_says_there_is_none(
     assert polygon("personas", "generate", "--prompt", "prompt.md", "--n", "3")[0] == 0
     code, out, _ = polygon("personas", "sample", "2", "--seed", "1")
     assert code == 0
-    assert out.count("No stored conversation yet") == 2
+    assert out.count("has not played a call yet.") == 2
+    assert "2 of 2 shown have not played a call yet. To get one, name it in a scenario" in out
     assert "goal" in out
     assert "order_id:" in out
     assert polygon("personas", "sample", "2", "--seed", "1")[1] == out  # the same pick again
@@ -259,9 +261,13 @@ def test_a_suite_of_stored_personas_runs_without_a_model(polygon: Polygon, promp
     links = run.config["personas"]
     assert [link["persona"] for link in links] == [r.id for r in records]
     code, out, _ = polygon("personas", "sample", "3")
-    assert "No stored conversation" not in out
-    assert out.count(f"From run {run.id}") == 3
-    assert "Hello, this is the order line." in out
+    assert "has not played" not in out
+    assert out.count(f"Last call it played: run {run.id}, scenario generated-") == 3
+    # Turn by turn: the agent's greeting, then the caller's scripted line.
+    for record in records:
+        assert f"caller  Order {record.persona.facts['order_id']}." in out
+    assert out.count("agent   Hello, this is the order line.") == 3
+    assert out.count(f"Every event of this call: polygon show {run.id} --conversation ") == 3
 
 
 @pytest.mark.skipif(

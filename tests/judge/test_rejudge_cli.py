@@ -19,9 +19,9 @@ ANSWER = {
 }
 
 
-def _run(polygon: Polygon, *args: str) -> dict[str, Any]:
+def _run(polygon: Polygon, *args: str, exit_code: int = 0) -> dict[str, Any]:
     code, out, err = polygon("run", str(EXAMPLE_SUITE), "--out", "report", *args)
-    assert code == 0, err + out
+    assert code == exit_code, err + out
     report: dict[str, Any] = json.loads((polygon.workdir / "report/report.json").read_text())
     return report
 
@@ -39,7 +39,8 @@ def judge_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLMServer]:
 def test_the_llm_judge_runs_and_a_model_error_leaves_one_call_unscored(
     polygon: Polygon, judge_model: FakeLLMServer
 ) -> None:
-    report = _run(polygon, "--judge", "llm")
+    # The judge model failed for one call: an infrastructure failure, exit 3 (docs/cli.md).
+    report = _run(polygon, "--judge", "llm", exit_code=3)
     judgements = [c["judgement"] for c in report["conversations"]]
     assert len(judgements) == 9
     assert {j["judge"] for j in judgements} == {"llm"}

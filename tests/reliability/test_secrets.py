@@ -163,11 +163,12 @@ def test_no_canary_reaches_the_database_a_file_or_the_terminal(
         polygon = _Session(Polygon(work))
         suite = str(EXAMPLE_SUITE)
         with_llm = ("--judge", "llm", "--llm-config", config, "--no-probes")
-        polygon("run", suite, "--agent", agent, *with_llm, "--out", "judged")
+        # The models answer 500 and the `gone` agent is not there: exit 3 (infrastructure).
+        polygon("run", suite, "--agent", agent, *with_llm, "--out", "judged", expect=3)
         judged = _run_id(work / "judged")
         caller_run = ("run", str(_caller_suite(work)), "--agent", agent, "--out", "caller")
-        polygon(*caller_run, "--llm-config", config)
-        polygon("run", suite, "--agent", gone, "--out", "gone")
+        polygon(*caller_run, "--llm-config", config, expect=3)
+        polygon("run", suite, "--agent", gone, "--out", "gone", expect=3)
         # Resuming: the stored agent is masked, so the full URL must be given again.
         refused = polygon("run", suite, "--resume", judged, "--llm-config", config, expect=2)
         assert "carries a credential" in refused
@@ -176,13 +177,15 @@ def test_no_canary_reaches_the_database_a_file_or_the_terminal(
         assert "was started with --agent" in polygon(
             "run", suite, "--resume", judged, *other, expect=2
         )
-        polygon("run", suite, "--resume", judged, "--agent", agent, "--llm-config", config)
+        polygon(
+            "run", suite, "--resume", judged, "--agent", agent, "--llm-config", config, expect=3
+        )
         polygon("runs")
         polygon("show", judged)
         for conversation in ("crm-down", "change-quantity"):
             polygon("show", judged, "--conversation", conversation)
         polygon("gate", judged, expect=None)
-        polygon("rejudge", judged, *with_llm[:-1], "--out", "rejudged")
+        polygon("rejudge", judged, *with_llm[:-1], "--out", "rejudged", expect=3)
         polygon("compare", judged, _run_id(work / "gone"), "--out", "compared", expect=None)
         (work / "prompt.md").write_text("You are a phone agent. Always confirm the order.\n")
         prompt = str(work / "prompt.md")

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from polygon_voice.agents.base import AgentContext
-from polygon_voice.agents.http_client import HttpFailure, post_json
+from polygon_voice.agents.http_client import HttpFailure, HttpRefused, post_json
 from polygon_voice.masking import mask_secrets, mask_url, url_secrets, without_userinfo
 from polygon_voice.model import Action, EngineSettings, Event
 
@@ -32,6 +32,11 @@ _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 
 class HttpAgentError(Exception):
     """The endpoint failed, timed out or answered outside the protocol."""
+
+
+class HttpAgentUnreachable(HttpAgentError):
+    """No connection to the agent service at all (refused, unknown host): infrastructure,
+    not the agent's behaviour; a run counts such calls apart (api/errors.py)."""
 
 
 class AgentLimits:
@@ -140,7 +145,7 @@ class HttpAgent:
             actions = parse_actions(raw, self.shown_url)
         except HttpAgentError as exc:
             # Whatever the HTTP stack put in the message, the URL's credentials never leave.
-            raise HttpAgentError(mask_secrets(str(exc), self._secrets)) from None
+            raise type(exc)(mask_secrets(str(exc), self._secrets)) from None
         for action in actions:
             yield action
 
@@ -157,7 +162,8 @@ class HttpAgent:
                     headers=self._headers,
                 )
         except HttpFailure as exc:
-            raise HttpAgentError(f"agent at {self.shown_url} {exc}") from None
+            error = HttpAgentUnreachable if isinstance(exc, HttpRefused) else HttpAgentError
+            raise error(f"agent at {self.shown_url} {exc}") from None
         if not 200 <= answer.status < 300:
             raise HttpAgentError(f"agent at {self.shown_url} answered HTTP {answer.status}")
         return answer.body

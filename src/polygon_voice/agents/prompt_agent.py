@@ -17,6 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from polygon_voice.agents.base import AgentContext
 from polygon_voice.llm import LLMClient, LLMConfigError, RoleConfig, load_llm_config
+from polygon_voice.llm.errors import LLMError, LLMRequestError, ModelUnavailable
+from polygon_voice.llm.reply import ChatReply
+from polygon_voice.llm.usage import RequestActivity
 from polygon_voice.model import (
     Action,
     BargeIn,
@@ -41,6 +44,9 @@ from polygon_voice.seeding import content_hash
 
 END_CALL = "end_call"
 TRANSFER_CALL = "transfer_call"
+# Answers that will not change within a run (a refused key, an unknown model): after the
+# first, the other calls fail at once rather than each asking the endpoint again.
+_FINAL_STATUSES = frozenset({401, 403, 404})
 _CONTROL_TOOLS: dict[str, dict[str, Any]] = {
     END_CALL: {
         "description": "Hang up the call once the caller's request is handled or they say bye.",
@@ -116,6 +122,9 @@ class PromptAgentFactory:
         # One client for every call of the run: it holds the connection pool and the usage.
         self._client: LLMClient | None = None
         self._env = env
+        self._given_up: ModelUnavailable | None = None
+        # The model's requests as they happen (for progress bars), live before the first call.
+        self.activity = RequestActivity()
 
     def _role_config(self, base: Path, env: Mapping[str, str] | None) -> RoleConfig:
         cfg = self.config
@@ -176,8 +185,24 @@ class PromptAgentFactory:
     def client(self) -> LLMClient:
         """The shared client, opened at the first call."""
         if self._client is None:
-            self._client = LLMClient(self.role_config, env=self._env)
+            self._client = LLMClient(self.role_config, env=self._env, activity=self.activity)
         return self._client
+
+    async def ask(self, messages: list[dict[str, Any]], **options: Any) -> ChatReply:
+        """One model turn; any failure of the model is raised as ModelUnavailable.
+
+        The engine ends the call with `agent raised ModelUnavailable: ...`, which the run
+        counts as the agent's model failing (infrastructure), not as the agent's behaviour.
+        """
+        if self._given_up is not None:
+            raise ModelUnavailable(str(self._given_up))
+        try:
+            return await self.client().chat(messages, **options)
+        except LLMError as exc:
+            failure = ModelUnavailable(str(exc))
+            if _final(exc):
+                self._given_up = failure
+            raise failure from None
 
     def __call__(self, context: AgentContext) -> PromptAgent:
         return PromptAgent(self, context)
@@ -187,6 +212,13 @@ class PromptAgentFactory:
         if self._client is not None:
             await self._client.aclose()
             self._client = None
+
+
+def _final(exc: LLMError) -> bool:
+    """Whether the failure would be the same for every call of the run."""
+    if isinstance(exc, LLMConfigError):  # no key, no `llm` extra
+        return True
+    return isinstance(exc, LLMRequestError) and exc.status in _FINAL_STATUSES
 
 
 def tool_schemas(tools: Mapping[str, ToolSpec], control: bool) -> list[dict[str, Any]]:
@@ -224,7 +256,7 @@ class PromptAgent:
             return
         cfg = self._factory.config
         for _ in range(cfg.max_rounds):
-            reply = await self._factory.client().chat(
+            reply = await self._factory.ask(
                 self._messages,
                 tools=self._tools or None,
                 seed=self._context.seed if cfg.seed else None,

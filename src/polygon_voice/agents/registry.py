@@ -3,19 +3,35 @@
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import inspect
-import sys
 from collections.abc import Callable
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from polygon_voice.agents.base import Agent, AgentContext, AgentFactory
-from polygon_voice.seeding import content_hash
+from polygon_voice.agents.lookup import (
+    AgentCodeError,
+    AgentLoadError,
+    Places,
+    import_module_target,
+    load_file_target,
+)
+from polygon_voice.textsafe import visible
 
 if TYPE_CHECKING:
     from polygon_voice.agents.prompt_agent import PromptAgentFactory
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "PROMPT_PREFIX",
+    "AgentLoadError",  # defined beside the lookup that raises it most
+    "as_factory",
+    "available_agents",
+    "describe_agent",
+    "register_agent",
+    "resolve_agent",
+]
 
 ENTRY_POINT_GROUP = "polygon_voice.agents"
 PROMPT_PREFIX = "prompt:"
@@ -26,10 +42,6 @@ _BUILTIN: dict[str, str] = {
     "reference:robust": "polygon_voice.agents.reference:RobustAgent",
 }
 _REGISTERED: dict[str, AgentFactory] = {}
-
-
-class AgentLoadError(Exception):
-    """An agent name or path that cannot be turned into an agent factory."""
 
 
 def register_agent(name: str) -> Callable[[Any], Any]:
@@ -49,11 +61,18 @@ def available_agents() -> list[str]:
     return sorted(names)
 
 
-def resolve_agent(spec: str, base_dir: Path | None = None) -> AgentFactory:
-    """Turn `name`, `package.module:attr` or `path/file.py:attr` into an agent factory."""
+def resolve_agent(
+    spec: str, base_dir: Path | None = None, *, cwd: Path | None = None
+) -> AgentFactory:
+    """Turn `name`, `package.module:attr` or `path/file.py:attr` into an agent factory.
+
+    Relative names are looked for in `cwd` (the current folder when None), then in
+    `base_dir` (the suite's folder; ignored for a built-in suite inside the package).
+    """
     spec = spec.strip()
+    places = Places.of(cwd, base_dir)
     if spec.startswith(PROMPT_PREFIX):
-        return _load_prompt_agent(spec, base_dir)
+        return _load_prompt_agent(spec, places)
     if spec.startswith(("http://", "https://")):
         # Imported here: the adapters stay out of the import of every other agent.
         from polygon_voice.agents.http_agent import HttpAgentFactory
@@ -62,23 +81,21 @@ def resolve_agent(spec: str, base_dir: Path | None = None) -> AgentFactory:
     if spec in _REGISTERED:
         return _REGISTERED[spec]
     if spec in _BUILTIN:
-        return _load_import_path(_BUILTIN[spec], spec)
+        module_name, _, attr = _BUILTIN[spec].partition(":")
+        return as_factory(getattr(importlib.import_module(module_name), attr), spec)
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name == spec:
-            return as_factory(ep.load(), spec)
+            return as_factory(_entry_point_target(ep, spec), spec)
     if ":" not in spec:
-        known = ", ".join(available_agents()) or "none registered"
-        raise AgentLoadError(
-            f"unknown agent {spec!r}: give a registered name ({known}), "
-            "'package.module:attr' or 'path/to/file.py:attr'"
-        )
+        raise AgentLoadError(_unknown_name(spec))
     target, _, attr = spec.rpartition(":")
-    if target.endswith(".py"):
-        return _load_file(target, attr, base_dir, spec)
-    return _load_import_path(spec, spec, base_dir)
+    loader = load_file_target if target.endswith(".py") else import_module_target
+    return as_factory(_user_code(spec, loader, target, attr, places), spec)
 
 
-def describe_agent(spec: str, base_dir: Path | None = None) -> dict[str, object]:
+def describe_agent(
+    spec: str, base_dir: Path | None = None, *, cwd: Path | None = None
+) -> dict[str, object]:
     """What a run records about the agent beyond its name (model, prompt version, ...).
 
     Only Polygon-run agents have more to say; anything else, or an agent that cannot be
@@ -87,59 +104,53 @@ def describe_agent(spec: str, base_dir: Path | None = None) -> dict[str, object]
     if not spec.strip().startswith(PROMPT_PREFIX):
         return {}
     try:
-        return _load_prompt_agent(spec.strip(), base_dir).describe()
+        return _load_prompt_agent(spec.strip(), Places.of(cwd, base_dir)).describe()
     except AgentLoadError:
         return {}
 
 
-def _load_prompt_agent(spec: str, base_dir: Path | None) -> PromptAgentFactory:
-    from polygon_voice.agents.prompt_agent import PromptAgentError, load_prompt_agent
-
+def _user_code(
+    spec: str, loader: Callable[[str, str, Places], Any], target: str, attr: str, places: Places
+) -> Any:
     try:
-        return load_prompt_agent(spec.removeprefix(PROMPT_PREFIX), base_dir)
-    except PromptAgentError as exc:
+        return loader(target, attr, places)
+    except AgentCodeError as exc:
         raise AgentLoadError(f"agent {spec!r}: {exc}") from exc
 
 
-def _load_import_path(path: str, spec: str, base_dir: Path | None = None) -> AgentFactory:
-    module_name, _, attr = path.partition(":")
-    if base_dir is not None and str(base_dir) not in sys.path:
-        # A suite's own agent module sits next to the suite file.
-        sys.path.insert(0, str(base_dir))
+def _entry_point_target(ep: EntryPoint, spec: str) -> Any:
     try:
-        module = importlib.import_module(module_name)
-    except (ImportError, ValueError) as exc:  # ValueError: an empty or relative module name
-        raise AgentLoadError(f"agent {spec!r}: cannot import {module_name!r}: {exc}") from exc
-    return _attr_factory(module, attr, spec)
+        return ep.load()
+    except (Exception, SystemExit) as exc:
+        raise AgentLoadError(
+            f"agent {spec!r}: the package that registers it ({ep.value}) failed to load: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
 
 
-def _load_file(file: str, attr: str, base_dir: Path | None, spec: str) -> AgentFactory:
-    path = Path(file)
-    if not path.is_absolute() and base_dir is not None:
-        path = base_dir / path
-    if not path.is_file():
-        raise AgentLoadError(f"agent {spec!r}: no such file {path}")
-    module_name = f"polygon_user_agent_{content_hash(str(path.resolve()))}"
-    module_spec = importlib.util.spec_from_file_location(module_name, path)
-    if module_spec is None or module_spec.loader is None:
-        raise AgentLoadError(f"agent {spec!r}: cannot load {path}")
-    module = importlib.util.module_from_spec(module_spec)
-    sys.modules[module_name] = module
+def _unknown_name(spec: str) -> str:
+    if spec.endswith(".py"):
+        return (
+            f"agent {spec!r}: name the class or factory after a colon: '{visible(spec)}:ClassName'"
+        )
+    known = ", ".join(available_agents()) or "none registered"
+    return (
+        f"unknown agent {spec!r}: give a registered name ({known}), "
+        "'package.module:attr' or 'path/to/file.py:attr'"
+    )
+
+
+def _load_prompt_agent(spec: str, places: Places) -> PromptAgentFactory:
+    from polygon_voice.agents.prompt_agent import PromptAgentError, load_prompt_agent
+
+    file = Path(spec.removeprefix(PROMPT_PREFIX))
+    if not file.is_absolute() and places.cwd is not None and (places.cwd / file).exists():
+        # Given a folder other than the process's own, the file is taken from there.
+        file = file if places.cwd.resolve() == Path(".").resolve() else places.cwd / file
     try:
-        module_spec.loader.exec_module(module)
-    except Exception as exc:
-        raise AgentLoadError(f"agent {spec!r}: importing {path} failed: {exc}") from exc
-    return _attr_factory(module, attr, spec)
-
-
-def _attr_factory(module: Any, attr: str, spec: str) -> AgentFactory:
-    if not attr:
-        raise AgentLoadError(f"agent {spec!r}: name the object after ':'")
-    try:
-        target = getattr(module, attr)
-    except AttributeError as exc:
-        raise AgentLoadError(f"agent {spec!r}: {module.__name__} has no {attr!r}") from exc
-    return as_factory(target, spec)
+        return load_prompt_agent(file, places.suite_dir)
+    except PromptAgentError as exc:
+        raise AgentLoadError(f"agent {spec!r}: {exc}") from exc
 
 
 def as_factory(target: Any, spec: str) -> AgentFactory:

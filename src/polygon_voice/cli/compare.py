@@ -1,19 +1,33 @@
-"""`polygon compare RUN_A RUN_B [...]`: put runs side by side (spec section 8, docs/compare.md)."""
+"""`polygon compare RUN_A RUN_B [...]`: put runs side by side (docs/compare.md).
+
+Heavy imports (the store, the comparison, the tables) are inside the command, so `--help`
+stays fast.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from polygon_voice.cli.app import app
-from polygon_voice.cli.common import DbOption, console, fail, open_store
-from polygon_voice.compare import CompareError, compare
-from polygon_voice.store import StoreError
+from polygon_voice.cli.common import (
+    DbOption,
+    JsonOption,
+    console,
+    errors,
+    fail,
+    open_store,
+    print_json,
+)
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
+    from polygon_voice.report.layout import FitTable
 
 
 @app.command("compare")
@@ -28,51 +42,95 @@ def compare_runs(
             "--judgement-set", help='Judge result set to read in every run ("" = the run\'s own).'
         ),
     ] = "",
+    as_json: JsonOption = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bar while the runs are read.")
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """Compare runs: scorecards, scenario matrix, divergence points and an analysis."""
-    with open_store(db) as store:
+    from polygon_voice.cli.progress import progress_bar
+    from polygon_voice.compare import CompareError, compare
+    from polygon_voice.store import StoreError
+
+    # With --json the bar goes to stderr, so stdout holds the JSON document only.
+    bar = progress_bar(errors if as_json else console, quiet=quiet)
+    with open_store(db) as store, bar:
+        steps = _BarSteps(bar, bar.add_task("comparing", total=0, status=""))
         try:
-            result = compare(store, runs, judgement_set)
+            result = compare(store, runs, judgement_set, steps)
         except (CompareError, StoreError) as exc:
             fail(str(exc))
-    _show(result)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         path = out / "compare.json"
         path.write_text(json.dumps(result, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-        console.print(f"wrote {escape(str(path))}")
+        (errors if as_json else console).print(f"wrote {escape(str(path))}")
+    if as_json:
+        print_json(result)
+        return
+    _show(result)
+
+
+class _BarSteps:
+    """The comparison's steps on the progress bar: done / total, and what was last done."""
+
+    def __init__(self, bar: Progress, task: TaskID) -> None:
+        self.bar, self.task = bar, task
+        self.total = 0
+
+    def more(self, count: int) -> None:
+        self.total += count
+        self.bar.update(self.task, total=self.total)
+
+    def done(self, what: str) -> None:
+        self.bar.update(self.task, advance=1, status=escape(what))
 
 
 def _show(result: dict[str, Any]) -> None:
-    cards = Table(title=f"Scorecards (rubric {result['rubric_version']})")
-    for column in ("run", "agent", "calls", "composite (95 % CI)", "pass/warn/fail/unscored"):
-        cards.add_column(column)
+    for table in (_scorecards(result), _matrix(result), _divergence(result)):
+        console.print(table)
+    if result["incomparable"]:
+        console.print("incomparable: " + escape(", ".join(result["incomparable"])))
+    console.print(escape(result["analysis"]))
+
+
+def _scorecards(result: dict[str, Any]) -> FitTable:
+    from polygon_voice.report.layout import Column, FitTable
+
+    columns = (Column("run", whole=True), "agent", Column("calls", right=True),
+               "composite (95 % CI)", "pass / warn / fail / unscored")  # fmt: skip
+    cards = FitTable(f"Scorecards (rubric {result['rubric_version']})", columns)
     agents = {c["run_id"]: c["agent"] for c in result["configs"]}
     for card in result["scorecards"]:
         c, v = card["composite"], card["verdicts"]
         mean = "-" if c["mean"] is None else f"{c['mean']:.1f}"
         ci = "" if c["ci_low"] is None else f" ({c['ci_low']:.1f}-{c['ci_high']:.1f})"
         counts = f"{v['pass']}/{v['warn']}/{v['fail']}/{v['unscored']}"
-        cards.add_row(
-            card["run_id"], escape(agents[card["run_id"]]), str(card["calls"]), mean + ci, counts
-        )
-    console.print(cards)
+        cards.add_row(card["run_id"], agents[card["run_id"]], str(card["calls"]), mean + ci, counts)
+    return cards
+
+
+def _matrix(result: dict[str, Any]) -> FitTable:
+    from polygon_voice.report.layout import Column, FitTable
+
     ids = [c["run_id"] for c in result["configs"]]
-    matrix = Table(title="Scenarios by spread")
-    for column in ("scenario", *ids, "spread"):
-        matrix.add_column(column)
+    headers = [Column(i, right=True, whole=True) for i in ids]
+    matrix = FitTable("Scenarios by spread", [Column("scenario", whole=True), *headers,
+                                              Column("spread", right=True)])  # fmt: skip
     for row in result["matrix"]:
         values = [f"{row['composites'][i]:.1f}" for i in ids]
-        matrix.add_row(escape(row["scenario"]), *values, f"{row['spread']:.1f}")
-    console.print(matrix)
-    parted = Table(title="Divergence points")
-    for column in ("scenario", "a", "b", "turn", "rule"):
-        parted.add_column(column)
+        matrix.add_row(row["scenario"], *values, f"{row['spread']:.1f}")
+    return matrix
+
+
+def _divergence(result: dict[str, Any]) -> FitTable:
+    from polygon_voice.report.layout import Column, FitTable
+
+    columns = (Column("scenario", whole=True), Column("a", whole=True), Column("b", whole=True),
+               Column("turn", right=True), "rule")  # fmt: skip
+    parted = FitTable("Divergence points", columns)
     for d in result["divergence"]:
         turn = "never" if d["turn"] is None else str(d["turn"])
-        parted.add_row(escape(d["scenario"]), d["a"], d["b"], turn, d["rule"] or "")
-    console.print(parted)
-    if result["incomparable"]:
-        console.print("incomparable: " + escape(", ".join(result["incomparable"])))
-    console.print(escape(result["analysis"]))
+        parted.add_row(d["scenario"], d["a"], d["b"], turn, d["rule"] or "")
+    return parted

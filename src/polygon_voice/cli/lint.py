@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.progress import Progress, TaskID
 
 from polygon_voice.cli.app import app
 from polygon_voice.cli.common import LlmConfigOption, console, errors, fail
+from polygon_voice.cli.progress import progress_bar
 from polygon_voice.lint import AXES, MAX_TIER, LintError, lint
-from polygon_voice.lint.engine import MAX_PROMPT_BYTES, check_size
+from polygon_voice.lint.engine import MAX_PROMPT_BYTES, Step, check_size
 from polygon_voice.lint.render import render
 from polygon_voice.llm import LLMError, load_llm_config
 
@@ -23,16 +25,28 @@ def lint_command(
     max_tier: Annotated[
         int,
         typer.Option(
-            "--max-tier", min=1, max=MAX_TIER, help="Stop after this tier (1 rules .. 4 judge)."
+            "--max-tier",
+            min=1,
+            max=MAX_TIER,
+            help="Stop after this tier: 1 rules, 2 word rarity, 3 embeddings, 4 judge model.",
         ),
     ] = MAX_TIER,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     fail_above: Annotated[
         float | None,
-        typer.Option("--fail-above", min=0.0, max=1.0, help="Exit 1 if an axis scores above."),
+        typer.Option(
+            "--fail-above",
+            min=0.0,
+            max=1.0,
+            help="Exit 1 when any axis scores above this (0 good .. 1 bad).",
+        ),
     ] = None,
     lang: Annotated[
-        str | None, typer.Option("--lang", help="en, de, hr or ru [default: detected].")
+        str | None,
+        typer.Option(
+            "--lang",
+            help="The prompt's language: en, de, hr or ru (default: detected from the text).",
+        ),
     ] = None,
     llm_config: LlmConfigOption = None,
     max_bytes: Annotated[
@@ -52,7 +66,18 @@ def lint_command(
         fail(f"cannot read {prompt_file}: {exc}")
     try:
         settings = load_llm_config(llm_config) if max_tier >= 4 else None
-        report = lint(text, max_tier=max_tier, language=lang, settings=settings, max_bytes=limit)
+        bar = progress_bar(errors)
+        try:
+            report = lint(
+                text,
+                max_tier=max_tier,
+                language=lang,
+                settings=settings,
+                max_bytes=limit,
+                on_step=_show_steps(bar),
+            )
+        finally:
+            bar.stop()
     except (LintError, LLMError) as exc:
         fail(str(exc))
     if as_json:
@@ -65,3 +90,20 @@ def lint_command(
             errors.print(f"note: tier {skip.tier} skipped: {skip.reason}", markup=False)
     if fail_above is not None and any(report.axes[a].score > fail_above for a in AXES):
         raise typer.Exit(1)
+
+
+def _show_steps(bar: Progress) -> Step:
+    """Tiers 3-4's steps on the progress bar (on stderr: stdout may be --json).
+
+    The bar starts with the first step, so a lint of tiers 1-2 draws nothing at all.
+    """
+    task: TaskID | None = None
+
+    def on_step(description: str, done: int, total: int) -> None:
+        nonlocal task
+        if task is None:
+            bar.start()
+            task = bar.add_task(description, total=total, status="")
+        bar.update(task, description=description, completed=done)
+
+    return on_step

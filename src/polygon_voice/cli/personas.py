@@ -1,4 +1,8 @@
-"""Personas on the command line: `polygon personas generate | list | refresh | show | sample`."""
+"""Personas on the command line: `polygon personas generate | list | refresh | show | sample`.
+
+Exit codes (docs/personas.md): 0 done; 2 bad input or a model that cannot work (checked
+before any request); 3 the model failed for some or all personas (what it made is stored).
+"""
 
 from __future__ import annotations
 
@@ -9,14 +13,12 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.console import Group, RenderableType
 from rich.markup import escape
 from rich.panel import Panel
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 from rich.text import Text
 
 from polygon_voice.cli.app import app
@@ -28,30 +30,15 @@ from polygon_voice.cli.common import (
     fail,
     open_store,
 )
-from polygon_voice.llm import LLMClient, LLMConfigError, LLMSettings, load_llm_config, make_client
-from polygon_voice.model import Outcome, Persona, PersonaType
-from polygon_voice.report.terminal import conversation_view
-from polygon_voice.scenario.persona_refs import (
-    persona_version,
-)
-from polygon_voice.scenario.personas import (
-    GenerationResult,
-    PersonaPlan,
-    generate_personas,
-    make_personas,
-    persona_status,
-    prompt_hash_of,
-    replan,
-)
-from polygon_voice.scenario.prompt_reading import read_prompt
-from polygon_voice.seeding import content_hash, derive_seed
-from polygon_voice.store import (
-    PersonaConversation,
-    PersonaRecord,
-    Store,
-    StoreError,
-    new_persona_id,
-)
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+    from rich.table import Table
+
+    from polygon_voice.llm import LLMClient, LLMSettings
+    from polygon_voice.model import ConversationResult, Persona
+    from polygon_voice.scenario.personas import GenerationFailure, GenerationResult, PersonaPlan
+    from polygon_voice.store import PersonaConversation, PersonaRecord, Store
 
 personas_app = typer.Typer(
     help="Simulated callers generated from an agent's prompt: generate, list, refresh, sample.",
@@ -59,11 +46,24 @@ personas_app = typer.Typer(
 )
 app.add_typer(personas_app, name="personas")
 
+MODEL_FAILED = 3
+"""Exit code when the model failed for one persona or more (the others are stored)."""
+GENERATOR_NEED = "persona generation"
 _E = TypeVar("_E", bound=StrEnum)
 _T = TypeVar("_T")
 # The work under a progress bar: given the bar, make the personas.
-_Work = Callable[["_Bar"], Coroutine[object, object, GenerationResult]]
+_Work = Callable[["_Bar"], Coroutine[object, object, "GenerationResult"]]
 _STATUS_TEXT = {"current": ("current", "green"), "stale": ("STALE", "yellow")}
+_SAMPLE_TURNS = 12
+_TURN_CHARS = 200
+_NAMED_FAILURES = 5
+
+QuietOption = Annotated[
+    bool,
+    typer.Option(
+        "--quiet", "-q", help="No progress bar and no table: only errors and the last line."
+    ),
+]
 
 
 @personas_app.command()
@@ -82,18 +82,27 @@ def generate(
     ] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Model requests at once.")] = 8,
     llm_config: LlmConfigOption = None,
+    quiet: QuietOption = False,
     db: DbOption = None,
 ) -> None:
-    """Make N personas from an agent's prompt: one model request each, or without a model."""
+    """Make N personas from an agent's prompt: one model request each, or without a model.
+
+    Exit 0 when all were stored, 2 when the caller model cannot work (checked first),
+    3 when the model failed for some (the others are stored) or all of them.
+    """
+    from polygon_voice.model import Outcome, PersonaType
+    from polygon_voice.scenario.personas import generate_personas
+
     text, path = _read_prompt(prompt)
     chosen_types = _parse_choices(types, PersonaType, "--types")
     chosen_outcomes = _parse_choices(outcomes, Outcome, "--outcomes")
-    settings = _settings(llm_config)
+    settings = _ready_settings(llm_config)
     store = open_store(db)
     start = len(_or_fail(lambda: store.list_personas(prompt_path=path)))
 
     async def work(bar: _Bar) -> GenerationResult:
         async with _client_or_none(settings) as client:
+            bar.watch(client)
             return await generate_personas(
                 text,
                 n,
@@ -107,15 +116,15 @@ def generate(
                 on_done=bar.done,
             )
 
-    result = _with_progress(f"personas from {prompt}", n, work)
+    result = _with_progress(f"personas from {prompt}", n, work, quiet)
     records = _records(result, path)
     _or_fail(lambda: store.add_personas(records))
-    if records:
+    if records and not quiet:
         console.print(personas_table(records, {path: result.prompt_hash}, "Generated personas"))
-    _print_failures(result)
-    console.print(f"{len(records)} of {n} personas stored. Use one in a suite: persona_ref: ID")
-    if not records:
-        raise typer.Exit(1)
+    _print_failures(result.failures)
+    console.print(_generated_line(len(records), n, records[0].id if records else None))
+    if result.failures:
+        raise typer.Exit(MODEL_FAILED)
 
 
 @personas_app.command("list")
@@ -148,10 +157,14 @@ def refresh(
     ] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Model requests at once.")] = 8,
     llm_config: LlmConfigOption = None,
+    quiet: QuietOption = False,
     db: DbOption = None,
 ) -> None:
-    """Regenerate the stale personas from their prompt as it is now; each keeps its id."""
-    settings = _settings(llm_config)
+    """Regenerate the stale personas from their prompt as it is now; each keeps its id.
+
+    Exit 0 when every stale persona was refreshed, 2 when a prompt file is gone or the
+    caller model cannot work, 3 when the model failed for some of them.
+    """
     store = open_store(db)
     path = str(prompt.resolve()) if prompt is not None else None
     records = _or_fail(lambda: store.list_personas(prompt_path=path))
@@ -162,11 +175,15 @@ def refresh(
         errors.print(f"cannot refresh {record.id}: its prompt {escape(record.prompt_path)} is gone")
     if not stale:
         console.print("No stale personas: nothing to refresh.")
-        raise typer.Exit(1 if missing else 0)
-    refreshed, failed = _refresh(store, stale, settings, concurrency)
-    console.print(f"{refreshed} of {len(stale)} stale personas refreshed (same ids).")
-    if failed or missing:
-        raise typer.Exit(1)
+        raise typer.Exit(2 if missing else 0)
+    settings = _ready_settings(llm_config)
+    refreshed, failed = _refresh(store, stale, settings, concurrency, quiet)
+    line = f"{refreshed} of {len(stale)} stale personas refreshed (same ids)"
+    console.print(f"{line}; {failed} failed (see above)." if failed else f"{line}.")
+    if failed:
+        raise typer.Exit(MODEL_FAILED)
+    if missing:
+        raise typer.Exit(2)
 
 
 @personas_app.command()
@@ -188,7 +205,10 @@ def sample(
     ] = None,
     db: DbOption = None,
 ) -> None:
-    """Show N random personas, each with one conversation it played, to check realism (READ-2)."""
+    """Show N random personas, each with the last call it played, turn by turn, to read by hand.
+
+    A persona that has not played a call yet says so, and how to give it one.
+    """
     store = open_store(db)
     records = _or_fail(lambda: store.list_personas())
     if not records:
@@ -199,6 +219,13 @@ def sample(
     for record in picked:
         console.print(persona_panel(record, hashes))
         console.print(_played(record, played.get(record.id)))
+    unplayed = [record.id for record in picked if record.id not in played]
+    if unplayed:
+        console.print(
+            f"{len(unplayed)} of {len(picked)} shown have not played a call yet. To get one, "
+            f"name it in a scenario of a suite (persona_ref: {unplayed[0]}) and run the suite: "
+            "polygon run SUITE (docs/personas.md)."
+        )
 
 
 # -- views ---------------------------------------------------------------------------------
@@ -206,6 +233,8 @@ def sample(
 
 def current_hashes(records: Iterable[PersonaRecord]) -> dict[str, str | None]:
     """Each prompt file's content hash now (None: the file cannot be read), read once each."""
+    from polygon_voice.scenario.personas import prompt_hash_of
+
     return {path: prompt_hash_of(path) for path in {r.prompt_path for r in records}}
 
 
@@ -213,6 +242,8 @@ def personas_table(
     records: Sequence[PersonaRecord], hashes: dict[str, str | None], title: str
 ) -> Table:
     """Stored personas, one row each, with their status against their prompt."""
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left")
     table.add_column("id", no_wrap=True)
     for column in ("name", "type, outcome, difficulty", "lang", "generator", "prompt"):
@@ -251,21 +282,45 @@ def persona_panel(record: PersonaRecord, hashes: dict[str, str | None]) -> Panel
         ),
     ]
     title = Text.assemble((record.id, "bold"), "  ", Text(persona.name))
-    return Panel(Group(*lines), title=title, title_align="left")
+    # Not expanded: as wide as its content, whatever the width of the terminal or pipe.
+    return Panel(Group(*lines), title=title, title_align="left", expand=False)
 
 
 def _played(record: PersonaRecord, found: PersonaConversation | None) -> RenderableType:
     if found is None:
-        return Text(
-            f"No stored conversation yet: use it in a suite (persona_ref: {record.id}) and run it.",
-            style="dim",
-        )
-    note = "" if found.current_version else " (played by an earlier version of this persona)"
-    header = Text(f"From run {found.run_id}{note}:", style="dim")
-    return Group(header, conversation_view(found.conversation), Text(""))
+        return Text(f"{record.id} has not played a call yet.\n", style="bold")
+    call = found.conversation
+    note = "" if found.current_version else ", played by an earlier version of this persona"
+    header = Text(
+        f"Last call it played: run {found.run_id}, scenario {call.scenario_id}{note}; "
+        f"ended {call.end.reason}, {len(call.turns)} turns",
+        style="bold",
+    )
+    more = f"polygon show {found.run_id} --conversation {call.id}"
+    footer = Text(f"Every event of this call: {more}\n", style="dim")
+    return Group(header, *_short_turns(call), footer)
+
+
+def _short_turns(call: ConversationResult) -> list[Text]:
+    """The call's turns, one line each (long ones cut), the first few only."""
+    lines = []
+    for turn in call.turns[:_SAMPLE_TURNS]:
+        said = " ".join(turn.text.split())
+        if len(said) > _TURN_CHARS:
+            said = said[:_TURN_CHARS] + "..."
+        cut = " (cut off)" if turn.interrupted else ""
+        lines.append(Text.assemble((f"  {turn.speaker:<7} ", "bold"), Text(said), (cut, "dim")))
+    hidden = len(call.turns) - _SAMPLE_TURNS
+    if hidden > 0:
+        lines.append(Text(f"  ... and {hidden} more turns", style="dim"))
+    if not call.turns:
+        lines.append(Text(f"  (no turn was spoken: {call.end.message or call.end.reason})"))
+    return lines
 
 
 def _status(record: PersonaRecord, hashes: dict[str, str | None]) -> str:
+    from polygon_voice.scenario.personas import persona_status
+
     return persona_status(record.prompt_hash, hashes.get(record.prompt_path))
 
 
@@ -281,33 +336,92 @@ def _shown_path(path: str) -> str:
         return path
 
 
+def _generated_line(stored: int, asked: int, first_id: str | None) -> str:
+    if first_id is None:
+        return f"No persona stored: the model failed for all {asked} (see above)."
+    line = f"{stored} of {asked} personas stored"
+    if stored < asked:
+        line += f"; {asked - stored} failed (see above)"
+    return f"{line}. Use one in a suite: persona_ref: {first_id}"
+
+
+def _print_failures(failures: Sequence[GenerationFailure]) -> None:
+    """Each distinct error once, with the personas it failed."""
+    by_message: dict[str, list[PersonaPlan]] = {}
+    for failure in failures:
+        by_message.setdefault(failure.message, []).append(failure.plan)
+    for message, plans in by_message.items():
+        named = ", ".join(
+            f"{plan.index + 1} ({plan.type.value}, {plan.outcome.value})"
+            for plan in plans[:_NAMED_FAILURES]
+        )
+        if len(plans) > _NAMED_FAILURES:
+            named += f" and {len(plans) - _NAMED_FAILURES} more"
+        noun = "persona" if len(plans) == 1 else "personas"
+        errors.print(f"[red]{noun} {escape(named)} failed:[/] {escape(message)}")
+
+
 # -- helpers -------------------------------------------------------------------------------
 
 
 class _Bar:
-    """A progress bar that counts personas as they are done."""
+    """The progress bar of a generation: personas done, failed, and the model's requests."""
 
     def __init__(self, progress: Progress, total: int, label: str) -> None:
         self._progress = progress
-        self._task = progress.add_task(label, total=total)
+        self._task: TaskID = progress.add_task(label, total=total, status="")
+        self._client: LLMClient | None = None
+        self.failed = 0
+
+    def watch(self, client: LLMClient | None) -> None:
+        """Show this client's requests in flight, retries and failures as they change."""
+        self._client = client
 
     def done(self, plan: PersonaPlan, persona: Persona | None) -> None:
+        """One persona made (or failed)."""
+        self.failed += persona is None
         self._progress.advance(self._task)
+        self.tick()
+
+    def tick(self) -> None:
+        """Refresh the live figures after the bar."""
+        parts = [f"{self.failed} failed"] if self.failed else []
+        if self._client is not None:
+            parts.append(f"model requests: {self._client.activity.summary()}")
+        self._progress.update(self._task, status=", ".join(parts))
 
 
-def _with_progress(label: str, total: int, work: _Work) -> GenerationResult:
-    columns = (
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=console, transient=True) as progress:
-        return asyncio.run(work(_Bar(progress, total, escape(label))))
+def _with_progress(label: str, total: int, work: _Work, quiet: bool) -> GenerationResult:
+    from polygon_voice.cli.progress import progress_bar
+
+    async def run(bar: _Bar) -> GenerationResult:
+        ticking = asyncio.create_task(_tick(bar))
+        try:
+            return await work(bar)
+        finally:
+            ticking.cancel()
+
+    with progress_bar(console, quiet=quiet) as progress:
+        try:
+            return asyncio.run(run(_Bar(progress, total, escape(label))))
+        except KeyboardInterrupt:
+            progress.stop()
+            fail("interrupted: no persona of this batch was stored", 130)
+
+
+async def _tick(bar: _Bar) -> None:
+    # Requests start and end between personas: the figures are refreshed a few times a second.
+    while True:
+        await asyncio.sleep(0.25)
+        bar.tick()
 
 
 def _refresh(
-    store: Store, stale: list[PersonaRecord], settings: LLMSettings, concurrency: int
+    store: Store,
+    stale: list[PersonaRecord],
+    settings: LLMSettings,
+    concurrency: int,
+    quiet: bool,
 ) -> tuple[int, int]:
     """Regenerate stale personas, one prompt file at a time; (refreshed, failed)."""
     by_prompt: dict[str, list[PersonaRecord]] = {}
@@ -315,7 +429,7 @@ def _refresh(
         by_prompt.setdefault(record.prompt_path, []).append(record)
     refreshed = failed = 0
     for path, records in by_prompt.items():
-        done, lost = _refresh_prompt(store, path, records, settings, concurrency)
+        done, lost = _refresh_prompt(store, path, records, settings, concurrency, quiet)
         refreshed, failed = refreshed + done, failed + lost
     return refreshed, failed
 
@@ -326,7 +440,12 @@ def _refresh_prompt(
     records: list[PersonaRecord],
     settings: LLMSettings,
     concurrency: int,
+    quiet: bool,
 ) -> tuple[int, int]:
+    from polygon_voice.scenario.personas import make_personas, replan
+    from polygon_voice.scenario.prompt_reading import read_prompt
+    from polygon_voice.seeding import content_hash, derive_seed
+
     text, _ = _read_prompt(Path(path))
     language, new_hash = read_prompt(text).language, content_hash(text)
     # Same type, outcome and difficulty; a seed of its own per persona and prompt version.
@@ -337,15 +456,17 @@ def _refresh_prompt(
 
     async def work(bar: _Bar) -> GenerationResult:
         async with _client_or_none(settings) as client:
+            bar.watch(client)
             return await make_personas(
                 text, plans, client=client, concurrency=concurrency, on_done=bar.done
             )
 
-    result = _with_progress(f"refreshing personas of {_shown_path(path)}", len(plans), work)
+    label = f"refreshing personas of {_shown_path(path)}"
+    result = _with_progress(label, len(plans), work, quiet)
     for made in result.personas:
         updated = _refreshed(records[made.plan.index], made.persona, result, made.generator)
         _replace(store, updated)
-    _print_failures(result)
+    _print_failures(result.failures)
     return len(result.personas), len(result.failures)
 
 
@@ -363,6 +484,8 @@ def _refreshed(
 
 
 def _records(result: GenerationResult, path: str) -> list[PersonaRecord]:
+    from polygon_voice.store import PersonaRecord, new_persona_id
+
     now = datetime.now(UTC)
     return [
         PersonaRecord(
@@ -379,16 +502,9 @@ def _records(result: GenerationResult, path: str) -> list[PersonaRecord]:
 
 
 def _versions(records: Iterable[PersonaRecord]) -> dict[str, str]:
+    from polygon_voice.scenario.persona_refs import persona_version
+
     return {record.id: persona_version(record.persona) for record in records}
-
-
-def _print_failures(result: GenerationResult) -> None:
-    for failure in result.failures:
-        plan = failure.plan
-        errors.print(
-            f"[red]persona {plan.index + 1} ({plan.type.value}, {plan.outcome.value}) failed:[/] "
-            f"{escape(failure.message)}"
-        )
 
 
 def _read_prompt(path: Path) -> tuple[str, str]:
@@ -413,16 +529,32 @@ def _parse_choices(given: str | None, kind: type[_E], option: str) -> list[_E]:
     return chosen
 
 
-def _settings(llm_config: Path | None) -> LLMSettings:
+def _ready_settings(llm_config: Path | None) -> LLMSettings:
+    """The LLM settings; when a caller model is named, checked before any persona is asked."""
+    from polygon_voice.llm import LLMConfigError, load_llm_config
+    from polygon_voice.preflight import RoleNeed, SetupError, check_roles
+
     try:
-        return load_llm_config(llm_config)
+        settings = load_llm_config(llm_config)
     except LLMConfigError as exc:
         fail(str(exc))
+    if not settings.is_configured("caller"):
+        errors.print(
+            "note: no caller model is named, so the personas are made without a model "
+            "(set POLYGON_CALLER_MODEL to use one; docs/personas.md)"
+        )
+        return settings
+    problems = check_roles([RoleNeed("caller", GENERATOR_NEED)], settings)
+    if problems:
+        fail(str(SetupError(problems, GENERATOR_NEED)))
+    return settings
 
 
 @asynccontextmanager
 async def _client_or_none(settings: LLMSettings) -> AsyncIterator[LLMClient | None]:
     """The caller role's client when a model is configured, else None (deterministic)."""
+    from polygon_voice.llm import make_client
+
     if not settings.is_configured("caller"):
         yield None
         return
@@ -431,6 +563,8 @@ async def _client_or_none(settings: LLMSettings) -> AsyncIterator[LLMClient | No
 
 
 def _replace(store: Store, record: PersonaRecord) -> None:
+    from polygon_voice.store import StoreError
+
     try:
         store.replace_persona(record)
     except StoreError as exc:
@@ -438,6 +572,8 @@ def _replace(store: Store, record: PersonaRecord) -> None:
 
 
 def _or_fail(action: Callable[[], _T]) -> _T:
+    from polygon_voice.store import StoreError
+
     try:
         return action()
     except StoreError as exc:

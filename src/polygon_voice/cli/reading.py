@@ -1,38 +1,53 @@
-"""Reading stored runs: `runs`, `show` and `gate`."""
+"""Reading stored runs: `runs`, `show` and `gate`.
+
+What these commands print is read from the store only (no call is run again). Heavy imports
+(the store, the report views) are inside the commands, so `--help` stays fast.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
 from polygon_voice.cli.app import app
-from polygon_voice.cli.common import DbOption, console, fail, open_store
-from polygon_voice.model import CaseScore, ExpectResult
-from polygon_voice.model.judgement import Judgement
-from polygon_voice.report import case_summary
-from polygon_voice.report.terminal import (
-    case_view,
-    conversation_view,
-    conversations_table,
-    expect_view,
-    gate_table,
-    judgement_view,
-    not_exercised_table,
-    runs_table,
-)
-from polygon_voice.store import StoreError
+from polygon_voice.cli.common import DbOption, JsonOption, console, fail, open_store, print_json
+
+if TYPE_CHECKING:
+    from polygon_voice.store import RunRecord, Store
+
+JudgementSetOption = Annotated[
+    str,
+    typer.Option(
+        "--judgement-set",
+        help="Which judgement set to show: '' (the run's own, default) or a rejudge's name.",
+    ),
+]
 
 
 @app.command()
 def runs(
     limit: Annotated[int, typer.Option(min=1, help="How many runs to list.")] = 20,
+    as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """List stored runs, newest first."""
+    from polygon_voice.store import StoreError
+
     store = open_store(db)
-    console.print(runs_table(store.list_runs(limit=limit)))
+    try:
+        records = store.list_runs(limit=limit)
+    except StoreError as exc:
+        fail(str(exc))
+    if as_json:
+        from polygon_voice.report.stored import run_entry
+
+        print_json({"runs": [run_entry(record) for record in records]})
+        return
+    from polygon_voice.report.terminal import runs_table
+
+    console.print(runs_table(records))
 
 
 @app.command()
@@ -42,55 +57,121 @@ def show(
         str | None,
         typer.Option("--conversation", "-c", help="Show this conversation turn by turn."),
     ] = None,
-    judgement_set: Annotated[
-        str,
+    scenario: Annotated[
+        list[str] | None,
         typer.Option(
-            "--judgement-set",
-            help="Which judgement set to show: '' (the run's own, default) or a rejudge's name.",
+            "--scenario",
+            "-s",
+            help="Only calls whose scenario id matches this pattern (* and ? as in the shell); "
+            "repeat the option for several.",
         ),
-    ] = "",
+    ] = None,
+    judgement_set: JudgementSetOption = "",
+    as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
-    """Show a stored run, or one of its conversations turn by turn with its judgement."""
+    """Show a stored run's calls with their verdicts, or one call turn by turn.
+
+    A call is shown with its timeline, its expected outcome and its judgement.
+    """
+    from polygon_voice.store import StoreError
+
     store = open_store(db)
     try:
         record = store.get_run(run_id)
-        if conversation is None:
-            title = (
-                f"Run {record.id}: {record.suite} with {record.agent} "
-                f"(seed {record.seed}, {record.status})"
-            )
-            console.print(conversations_table(store.iter_summaries(record.id), title))
-            sets = store.stage_result_names(record.id, "judge")
-            if any(sets):  # rejudged: say which sets exist and how to see one
-                names = ", ".join(repr(name) for name in sets)
-                console.print(f"Judgement sets: {escape(names)} (--judgement-set NAME)")
-            return
-        played = store.get_conversation(record.id, conversation)
-        console.print(conversation_view(played))
-        checks = store.get_stage_result(record.id, conversation, "checks")
-        if checks is not None:
-            console.print(case_view(CaseScore.model_validate(checks)))
-        expected = store.get_stage_result(record.id, conversation, "expect")
-        if expected is not None:
-            shown = ExpectResult.model_validate(expected)
-            console.print(expect_view(shown, played.scenario_id))
-        judged = store.get_stage_result(record.id, conversation, "judge", judgement_set)
-        if judged is not None:
-            label = f"set '{judgement_set}'" if judgement_set else "the run's own"
-            console.print(judgement_view(Judgement.model_validate(judged), label))
-        elif judgement_set:
-            fail(f"conversation {conversation} has no judgement in set '{judgement_set}'")
+        if judgement_set and judgement_set not in store.stage_result_names(record.id, "judge"):
+            fail(_no_such_set(store, record.id, judgement_set))
+        if conversation is not None:
+            _show_conversation(store, record, conversation, judgement_set, as_json)
+        else:
+            _show_run(store, record, scenario or [], judgement_set, as_json)
     except StoreError as exc:
         fail(str(exc))
+
+
+def _no_such_set(store: Store, run_id: str, name: str) -> str:
+    sets = [repr(n) for n in store.stage_result_names(run_id, "judge")]
+    known = ", ".join(sets) if sets else "none (the run was not judged)"
+    return f"run {run_id} has no judgement set {name!r}; its sets: {known}"
+
+
+def _show_run(
+    store: Store, record: RunRecord, patterns: list[str], judgement_set: str, as_json: bool
+) -> None:
+    from polygon_voice.report.stored import (
+        call_verdicts,
+        filtered_summaries,
+        run_document,
+        scenario_filter,
+    )
+    from polygon_voice.report.terminal import conversations_table
+
+    keep = scenario_filter(patterns)
+    if as_json:
+        print_json(run_document(store, record, judgement_set, keep))
+        return
+    title = (
+        f"Run {record.id}: {record.suite} with {record.agent} (seed {record.seed}, {record.status})"
+    )
+    if patterns:
+        title += f", scenarios {' '.join(patterns)}"
+    verdicts = call_verdicts(store, record.id, judgement_set)
+    table = conversations_table(filtered_summaries(store, record.id, keep), title, verdicts)
+    if patterns and not table.row_count:
+        fail(f"no call of run {record.id} has a scenario matching {' '.join(patterns)}")
+    console.print(table)
+    sets = store.stage_result_names(record.id, "judge")
+    if any(sets):  # rejudged: say which sets exist and how to see one
+        names = ", ".join(repr(name) for name in sets)
+        console.print(f"Judgement sets: {escape(names)} (--judgement-set NAME)")
+
+
+def _show_conversation(
+    store: Store, record: RunRecord, conversation: str, judgement_set: str, as_json: bool
+) -> None:
+    from polygon_voice.model import CaseScore, ExpectResult
+    from polygon_voice.model.judgement import Judgement
+    from polygon_voice.report.terminal import (
+        case_view,
+        conversation_view,
+        expect_view,
+        judgement_view,
+    )
+
+    if as_json:
+        from polygon_voice.report.stored import conversation_document
+
+        print_json(conversation_document(store, record, conversation, judgement_set))
+        return
+    played = store.get_conversation(record.id, conversation)
+    console.print(conversation_view(played))
+    checks = store.get_stage_result(record.id, conversation, "checks")
+    if checks is not None:
+        console.print(case_view(CaseScore.model_validate(checks)))
+    expected = store.get_stage_result(record.id, conversation, "expect")
+    if expected is not None:
+        console.print(expect_view(ExpectResult.model_validate(expected), played.scenario_id))
+    judged = store.get_stage_result(record.id, conversation, "judge", judgement_set)
+    if judged is not None:
+        label = f"set '{judgement_set}'" if judgement_set else "the run's own"
+        console.print(judgement_view(Judgement.model_validate(judged), label))
+    elif judgement_set:
+        fail(f"conversation {conversation} has no judgement in set '{judgement_set}'")
 
 
 @app.command()
 def gate(
     run_id: Annotated[str, typer.Argument(help="Run id (a unique prefix is enough).")],
+    as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
-    """The release gate of a stored run: exit 0 when REL-1..4 all pass, 1 when any fails."""
+    """The release gate of a stored run: exit 0 when it passes, 1 when it fails.
+
+    The gate's four checks read the run's three-layer cases; a run without any exits 2.
+    """
+    from polygon_voice.report import case_summary
+    from polygon_voice.store import StoreError
+
     store = open_store(db)
     try:
         record = store.get_run(run_id)
@@ -100,6 +181,12 @@ def gate(
     if summary is None:
         fail(f"run {record.id} has no three-layer cases to gate (suite {record.suite})")
     result = summary.gate()
+    if as_json:
+        print_json({"run_id": record.id, "agent": record.agent, **result,
+                    "not_exercised": summary.skipped})  # fmt: skip
+        raise typer.Exit(0 if result["passed"] else 1)
+    from polygon_voice.report.terminal import gate_table, not_exercised_table
+
     verdict = "passes" if result["passed"] else "fails"
     console.print(
         gate_table(result, f"Release gate for run {record.id} ({record.agent}): {verdict}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
+from typing import Any, Protocol
 
 from polygon_voice.checks.score import RunSummary
 from polygon_voice.compare.analysis import analysis
@@ -29,6 +29,26 @@ _PROFILE_KEYS = ("agent_profile_hash", "profile_hash", "parameter_profile_hash")
 
 class CompareError(Exception):
     """Runs that cannot be put side by side (RUB-6, unknown run, too few runs)."""
+
+
+class Steps(Protocol):
+    """Told of the comparison's steps as they are done (the command's progress bar)."""
+
+    def more(self, count: int) -> None:
+        """`count` more steps are to come than announced so far."""
+        ...
+
+    def done(self, what: str) -> None:
+        """One step is done; `what` names it (a run or a scenario)."""
+        ...
+
+
+class _Quiet:
+    def more(self, count: int) -> None:
+        pass
+
+    def done(self, what: str) -> None:
+        pass
 
 
 @dataclass
@@ -166,10 +186,14 @@ def matrix(runs: list[RunData]) -> tuple[list[dict[str, Any]], list[str]]:
     return rows, incomparable
 
 
-def divergences(store: Store, runs: list[RunData], scenarios: list[str]) -> list[dict[str, Any]]:
+def divergences(
+    store: Store, runs: list[RunData], scenarios: list[str], steps: Steps | None = None
+) -> list[dict[str, Any]]:
     """CMP-3 for every comparable scenario and pair of runs, on each run's first call."""
     rows: list[dict[str, Any]] = []
     for scenario in scenarios:
+        if steps is not None:
+            steps.done(f"scenario {scenario}")
         if any(scenario not in r.first_call for r in runs):
             continue
         calls = {
@@ -189,18 +213,31 @@ def divergences(store: Store, runs: list[RunData], scenarios: list[str]) -> list
     return rows
 
 
-def compare(store: Store, run_ids: list[str], judgement_set: str = "") -> dict[str, Any]:
-    """compare.json for two or more runs; CompareError when they cannot be compared."""
+def compare(
+    store: Store, run_ids: list[str], judgement_set: str = "", steps: Steps | None = None
+) -> dict[str, Any]:
+    """compare.json for two or more runs; CompareError when they cannot be compared.
+
+    `steps` is told of each run read, each scorecard and each scenario compared."""
     if len(run_ids) < 2:
         raise CompareError("compare needs at least two runs")
-    runs = [load_run(store, run_id, judgement_set) for run_id in run_ids]
+    told = steps or _Quiet()
+    told.more(2 * len(run_ids))  # each run is read, then scored; the scenarios come later
+    runs = []
+    for run_id in run_ids:
+        runs.append(load_run(store, run_id, judgement_set))
+        told.done(f"read run {runs[-1].record.id}")
     ids = [r.record.id for r in runs]
     if len(set(ids)) != len(ids):
         raise CompareError(f"a run is named twice: {', '.join(ids)}")
     check_rubrics(runs)
     rows, incomparable = matrix(runs)
-    cards = [scorecard(store, r) for r in runs]
-    diverged = divergences(store, runs, [row["scenario"] for row in rows])
+    told.more(len(rows))
+    cards = []
+    for r in runs:
+        cards.append(scorecard(store, r))
+        told.done(f"scorecard of run {r.record.id}")
+    diverged = divergences(store, runs, [row["scenario"] for row in rows], told)
     result: dict[str, Any] = {
         "configs": [config_row(r.record) for r in runs],
         "rubric_version": next((r.rubric for r in runs if r.rubric), None),

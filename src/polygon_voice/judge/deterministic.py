@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 
 from polygon_voice.judge import expectations
 from polygon_voice.judge.base import JudgeInput, RawScore
+from polygon_voice.judge.evidence import criterion_evidence
 from polygon_voice.judge.goal import goal_achievement
 from polygon_voice.judge.promoted import criterion_score
 from polygon_voice.judge.rubric import Rubric
@@ -57,7 +58,12 @@ class DeterministicJudge:
         A criterion promoted from a probe is scored from the probe's rule (judge/promoted.py).
         """
         rules = RULE_SETS[rubric.rules]
-        out = {c.id: rules[c.id](given) for c in rubric.criteria if c.id in rules and not c.probe}
+        # The score and reason are the rule's; the evidence is what bears on each criterion.
+        out = {
+            c.id: criterion_evidence(c.id, given, rules[c.id](given))
+            for c in rubric.criteria
+            if c.id in rules and not c.probe
+        }
         for criterion in rubric.promoted_criteria:
             assert criterion.probe is not None
             out[criterion.id] = criterion_score(criterion.probe, given)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from polygon_voice.checks.conversation import LONG_TURN_WORDS
@@ -85,3 +85,158 @@ def known_numbers(given: JudgeInput) -> set[str]:
 def same(a: Any, b: Any) -> bool:
     """Values compared as text, so the fact 3 equals the written "3"."""
     return str(a).strip().casefold() == str(b).strip().casefold()
+
+
+# -- evidence per criterion ---------------------------------------------------------------------
+# The rules above return the turn they relied on, and a rule that found nothing falls back to
+# the agent's last turn, so a clean call quoted one closing line for every criterion. The
+# deterministic judge replaces the evidence (never the score or the reason) with what bears on
+# each criterion, or says plainly that the transcript holds none.
+
+NO_EVIDENCE = "no evidence in the transcript"
+SHOWN_ITEMS = 3  # tool calls or writes listed in one evidence line; the rest are counted
+
+
+def criterion_evidence(criterion: str, given: JudgeInput, raw: RawScore) -> RawScore:
+    """`raw` with the evidence (and its turn) of what bears on `criterion`; unchanged for a
+    criterion the judge has no reading for, and for a criterion left unscored."""
+    reader = _READERS.get(criterion)
+    if reader is None or raw.value is None:
+        return raw
+    evidence, turn = reader(given, raw)
+    return RawScore(raw.value, evidence, turn, raw.reason, raw.evidence_found)
+
+
+def _flagged(raw: RawScore) -> bool:
+    # A rule that took something off quoted the turn it found it in.
+    return isinstance(raw.value, int) and raw.value < 5
+
+
+def _joined(*parts: str) -> str:
+    return "; ".join(part for part in parts if part)
+
+
+def _some(items: list[str]) -> str:
+    shown = ", ".join(items[:SHOWN_ITEMS])
+    more = len(items) - SHOWN_ITEMS
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def call_text(call: ToolCall) -> str:
+    """'update_order({"order_id": "5590"}) completed' and the error of a failed call."""
+    args = json.dumps(call.args, ensure_ascii=False, sort_keys=True, default=str)
+    if len(args) > QUOTE_CHARS:
+        args = args[: QUOTE_CHARS - 1] + "…"
+    text = f"{call.tool}({args}) {call.status.value}"
+    if call.status in FAILED and call.error is not None:
+        text += f" ({call.error.value})"
+    if not call.args_valid:
+        text += f", invalid: {'; '.join(call.arg_errors)}"
+    return text
+
+
+def writes_text(result: ConversationResult) -> str:
+    """The backend writes as 'write orders/5590.quantity: 2 -> 3', or that none landed."""
+    writes = [
+        f"{w.collection}/{w.record}.{w.field}: {w.old!r} -> {w.new!r}"
+        for w in result.backend_writes
+    ]
+    return f"writes: {_some(writes)}" if writes else "no write reached the backend"
+
+
+def _tool_use(given: JudgeInput, raw: RawScore) -> tuple[str, int | None]:
+    calls = given.result.tool_calls
+    if not calls:
+        return f"{NO_EVIDENCE}: no tool call was made", None
+    # The calls the rule counted against the agent first, then the others in order.
+    ordered = sorted(calls, key=lambda c: (c.args_valid and c.status not in FAILED, calls.index(c)))
+    listed = f"tool calls: {_some([call_text(c) for c in ordered])}"
+    if _flagged(raw):
+        return _joined(raw.evidence, listed), raw.turn
+    return listed, None
+
+
+def _factual(given: JudgeInput, raw: RawScore) -> tuple[str, int | None]:
+    result = given.result
+    if _flagged(raw):  # the turn with the unsupported number or the claim, against the record
+        return _joined(raw.evidence, writes_text(result)), raw.turn
+    stating = [t for t in agent_turns(result) if numbers_in([t.text])]
+    if not stating:
+        return f"{NO_EVIDENCE}: the agent stated no number", None
+    turn = stating[-1].index
+    backed = "each of its numbers occurs in the facts, the caller's words, the tools or the backend"
+    return _joined(quote(result, turn), backed), turn
+
+
+def _goal(given: JudgeInput, raw: RawScore) -> tuple[str, int | None]:
+    expect = given.expect
+    if expect is not None and expect.not_exercised is None:
+        missed = [c.why for c in expect.failed()]
+        outcome = (
+            "expected outcome met" if expect.met else f"expected outcome not met: {_some(missed)}"
+        )
+    else:
+        outcome = writes_text(given.result)
+    return _joined(raw.evidence, outcome), raw.turn
+
+
+def _plain(what: str) -> Callable[[JudgeInput, RawScore], tuple[str, int | None]]:
+    """A criterion whose evidence is the rule's own turn when it took something off, else
+    the plain statement that the transcript shows none of `what`."""
+
+    def read(given: JudgeInput, raw: RawScore) -> tuple[str, int | None]:
+        if _flagged(raw):
+            return raw.evidence, raw.turn
+        return f"{NO_EVIDENCE}: {what}", None
+
+    return read
+
+
+def _dialogue(given: JudgeInput, raw: RawScore) -> tuple[str, int | None]:
+    if _flagged(raw):
+        return raw.evidence, raw.turn
+    turns = agent_turns(given.result)
+    if not turns:
+        return f"{NO_EVIDENCE}: the agent did not speak", None
+    longest = max(turns, key=lambda t: (len(t.text.split()), -t.index))
+    words = len(longest.text.split())
+    return f"{quote(given.result, longest.index)} (its longest turn, {words} words)", longest.index
+
+
+def _robustness(given: JudgeInput, raw: RawScore) -> tuple[str, int | None]:
+    result = given.result
+    errors = [c for c in result.tool_calls if c.status in FAILED or c.error is not None]
+    barge_ins = [t for t in result.turns if t.speaker is Speaker.CALLER and t.barge_in]
+    if not errors and not barge_ins and result.end.reason.value not in ("error", "loop_detected"):
+        return f"{NO_EVIDENCE}: no tool error and no barge-in to recover from", None
+    challenges = [f"after {call_text(c)}" for c in errors]
+    challenges += [f"after the barge-in in turn {t.index}" for t in barge_ins]
+    answer = raw.evidence or "no answer from the agent"
+    return _joined(answer, _some(challenges)), raw.turn
+
+
+def _tone(given: JudgeInput, raw: RawScore) -> tuple[str, int | None]:
+    if _flagged(raw):
+        return raw.evidence, raw.turn
+    turns = agent_turns(given.result)
+    if not turns:
+        return f"{NO_EVIDENCE}: the agent did not speak", None
+    first, last = turns[0].index, turns[-1].index
+    greeting = f"greeting {quote(given.result, first)}"
+    if first == last:
+        return greeting, first
+    return f"{greeting}; closing {quote(given.result, last)}", first
+
+
+_READERS: dict[str, Callable[[JudgeInput, RawScore], tuple[str, int | None]]] = {
+    "goal_achievement": _goal,
+    "instruction_following": _plain(
+        "no forbidden phrase was said and no tool call broke its schema"
+    ),
+    "tool_use_quality": _tool_use,
+    "factual_accuracy": _factual,
+    "dialogue_quality": _dialogue,
+    "robustness": _robustness,
+    "safety_compliance": _plain("no forbidden phrase was said and no unwanted change was made"),
+    "persona_tone": _tone,
+}

@@ -71,6 +71,11 @@ def _model() -> Any:
     return sentence_transformers.SentenceTransformer(str(package.get_model_path()), device="cpu")
 
 
+def load_model() -> None:
+    """Load the packaged model now (once per process), rather than at the first `encode`."""
+    _model()
+
+
 def encode(sentences: Sequence[str]) -> Vectors:
     """Unit-length embeddings of `sentences` from the packaged model, one row each."""
     if not sentences:

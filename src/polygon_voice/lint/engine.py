@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from polygon_voice.lint import pairs, rules
 from polygon_voice.lint.lexicon import LANGUAGES, WordLists, word_lists
@@ -31,6 +31,14 @@ class LintError(Exception):
     """The lint cannot run as asked (unknown language)."""
 
 
+Step = Callable[[str, int, int], None]
+"""Told before each slow step of tiers 3-4: (what runs now, steps done, steps in all)."""
+
+
+def _no_steps(_description: str, _done: int, _total: int) -> None:
+    return None
+
+
 def lint(
     text: str,
     *,
@@ -39,12 +47,14 @@ def lint(
     settings: LLMSettings | None = None,
     env: Mapping[str, str] | None = None,
     max_bytes: int | None = MAX_PROMPT_BYTES,
+    on_step: Step = _no_steps,
 ) -> LintReport:
     """Lint a prompt: tier 1 always, then each tier up to `max_tier` that can run here.
 
     Tier 2 scores with the logprobs endpoint of `env` (default: the process environment)
     when one is configured, else with the unigram model. A prompt over `max_bytes` (UTF-8)
-    is refused with a LintError; None lifts the limit.
+    is refused with a LintError; None lifts the limit. `on_step` hears of each slow step of
+    tiers 3 and 4 as it starts (a progress bar), and once more when all are done.
     """
     check_size(len(text.encode("utf-8", "surrogatepass")), max_bytes)
     lang = language or detect_language(text)
@@ -70,13 +80,15 @@ def lint(
         skipped.append(TierSkip(tier=tier, name=TIER_NAMES[tier], reason=reason))
 
     size = len(text.encode("utf-8", "surrogatepass"))
+    why_not = {tier: _why_not(tier, max_tier, settings, endpoint is not None) for tier in (2, 3, 4)}
+    if why_not[3] is None and max_bytes is not None and size > MAX_EMBEDDED_BYTES:
+        why_not[3] = (
+            f"the prompt is {size:,} bytes; embeddings run up to {MAX_EMBEDDED_BYTES:,} "
+            "(--max-bytes 0 lifts every size limit)"
+        )
+    steps = _Steps(on_step, total=2 * (why_not[3] is None) + (why_not[4] is None))
     for tier in (2, 3, 4):
-        why = _why_not(tier, max_tier, settings, endpoint is not None)
-        if why is None and tier == 3 and max_bytes is not None and size > MAX_EMBEDDED_BYTES:
-            why = (
-                f"the prompt is {size:,} bytes; embeddings run up to {MAX_EMBEDDED_BYTES:,} "
-                "(--max-bytes 0 lifts every size limit)"
-            )
+        why = why_not[tier]
         if why is not None:
             skip(tier, why)
         elif tier == 2 and endpoint is not None:
@@ -93,11 +105,13 @@ def lint(
             findings.extend(surprisal(prompt, lang))
             run.append(2)
         elif tier == 3:
-            findings.extend(_embeddings(prompt, found, lists, findings))
+            findings.extend(_embeddings(prompt, found, lists, findings, steps))
             run.append(3)
         elif tier == 4 and settings is not None:
+            steps.start("tier 4: asking the judge model")
             findings.extend(asyncio.run(_judge(prompt, findings, settings)))
             run.append(4)
+    steps.finish()
     return LintReport(
         language=lang, axes=score_axes(findings), tiers_run=run, tiers_skipped=skipped
     )
@@ -134,12 +148,40 @@ def _embeddings_unavailable() -> str | None:
     return None
 
 
+class _Steps:
+    """Counts the slow steps for `on_step`; says nothing when there are none."""
+
+    def __init__(self, on_step: Step, total: int) -> None:
+        self._on_step = on_step
+        self._total = total
+        self._done = 0
+        self._started = False
+
+    def start(self, description: str) -> None:
+        if self._started:
+            self._done += 1
+        self._started = True
+        self._on_step(description, self._done, self._total)
+
+    def finish(self) -> None:
+        if self._total:
+            self._on_step("done", self._total, self._total)
+
+
 def _embeddings(
-    prompt: Prompt, found: list[rules.Rule], lists: WordLists, earlier: list[Finding]
+    prompt: Prompt,
+    found: list[rules.Rule],
+    lists: WordLists,
+    earlier: list[Finding],
+    steps: _Steps,
 ) -> list[Finding]:
     # Imported here: numpy, and torch behind it, load only when tier 3 runs.
-    from polygon_voice.lint.embeddings import embeddings
+    from polygon_voice.lint.embeddings import embeddings, load_model
 
+    # Loading is most of tier 3's time (importing torch), so it is a step of its own.
+    steps.start("tier 3: loading the embedding model")
+    load_model()
+    steps.start("tier 3: embedding the sentences")
     return embeddings(prompt, found, lists, earlier)
 
 

@@ -15,9 +15,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from polygon_voice.lint import wordlists
 from polygon_voice.lint.model import Finding
 from polygon_voice.lint.text import Prompt, Sentence
-from polygon_voice.noise.languages import INSTALL_HINT
 
 # A word rarer than this Zipf value (about once in 3 million words) reads as jargon.
 JARGON_ZIPF = 2.5
@@ -38,15 +38,16 @@ TOKEN = re.compile(
 def unavailable() -> str | None:
     """Why tier 2 cannot run here, or None."""
     if importlib.util.find_spec("wordfreq") is None:
+        # Imported only here: the noise package is not needed to read word frequencies.
+        from polygon_voice.noise.languages import INSTALL_HINT
+
         return f"needs wordfreq (the `noise` extra): {INSTALL_HINT}"
     return None
 
 
 def bits(word: str, language: str) -> float:
     """Surprisal of one word in bits: -log2 of its frequency."""
-    import wordfreq
-
-    frequency = wordfreq.word_frequency(word, _WORDFREQ_CODE[language])
+    frequency = wordlists.frequency(word, _WORDFREQ_CODE[language])
     return -math.log2(max(frequency, UNKNOWN_FREQUENCY))
 
 

@@ -11,7 +11,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 from polygon_voice.llm.cache import ResponseCache, encode_body, request_key
 from polygon_voice.llm.config import LLMSettings, Role, RoleConfig
-from polygon_voice.llm.errors import LLMConfigError, LLMFormatError, LLMRequestError, redact
+from polygon_voice.llm.errors import (
+    LLMConfigError,
+    LLMError,
+    LLMFormatError,
+    LLMRequestError,
+    redact,
+)
 from polygon_voice.llm.limits import SHARED_LIMITS, EndpointLimits
 from polygon_voice.llm.reply import (
     ChatReply,
@@ -22,7 +28,7 @@ from polygon_voice.llm.reply import (
 from polygon_voice.llm.retry import RetryPolicy
 from polygon_voice.llm.structured import ResponseSchema, parse_structured, response_format
 from polygon_voice.llm.transport import OpenAITransport, TransportFailure
-from polygon_voice.llm.usage import Usage
+from polygon_voice.llm.usage import RequestActivity, Usage
 from polygon_voice.masking import mask_secrets, mask_url, url_secrets
 
 log = logging.getLogger("polygon_voice.llm")
@@ -42,6 +48,7 @@ class LLMClient:
         retry: RetryPolicy | None = None,
         limits: EndpointLimits | None = None,
         env: Mapping[str, str] | None = None,
+        activity: RequestActivity | None = None,
     ) -> None:
         if not config.configured:
             raise LLMConfigError(
@@ -52,11 +59,13 @@ class LLMClient:
         # The agent under test is not cached unless its config asks for it.
         self.cache = cache if config.cache_enabled else None
         self.usage = usage if usage is not None else Usage()
+        # Live request counters for progress bars; clients may share one to show a total.
+        self.activity = activity if activity is not None else RequestActivity()
         self._retry = retry or RetryPolicy()
         self._limits = limits or SHARED_LIMITS
         self._env = env
         self._transport: OpenAITransport | None = None
-        self.endpoint = _display_url(config.base_url)
+        self.endpoint = display_url(config.base_url)
 
     async def chat(
         self,
@@ -74,6 +83,24 @@ class LLMClient:
         Raises LLMRequestError when the endpoint keeps failing, LLMFormatError (with `.raw`)
         when the answer cannot be read or does not match the schema.
         """
+        try:
+            return await self._chat(
+                messages, tools, response_schema, schema_name, temperature, seed, params
+            )
+        except LLMError:
+            self.activity.failures += 1
+            raise
+
+    async def _chat(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]] | None,
+        response_schema: ResponseSchema | None,
+        schema_name: str | None,
+        temperature: float | None,
+        seed: int | None,
+        params: Mapping[str, Any] | None,
+    ) -> ChatReply:
         body = self._body(messages, tools, response_schema, schema_name, temperature, seed, params)
         # Serialised once: the same bytes are hashed for the cache and sent.
         payload = encode_body(body)
@@ -169,7 +196,7 @@ class LLMClient:
         for attempt in range(attempts):
             try:
                 async with slot:
-                    return await self._bounded(transport.send(payload))
+                    return await self._attempt(transport, payload)
             except TransportFailure as failure:
                 if not failure.retryable or attempt + 1 == attempts:
                     self.usage.record_failure(self.config.role)
@@ -185,9 +212,20 @@ class LLMClient:
                     delay,
                 )
                 self.usage.record_retry(self.config.role)
+                self.activity.retries += 1
                 # Outside the slot: a waiting retry does not hold back other calls.
                 await self._retry.sleep(delay)
         raise AssertionError("the retry loop always returns or raises")
+
+    async def _attempt(self, transport: OpenAITransport, payload: bytes) -> bytes:
+        """One request, counted in flight from when it is sent until its answer is in."""
+        activity = self.activity
+        activity.requests += 1
+        activity.in_flight += 1
+        try:
+            return await self._bounded(transport.send(payload))
+        finally:
+            activity.in_flight -= 1
 
     async def _bounded(self, sending: Awaitable[bytes]) -> bytes:
         """One attempt under a wall-clock deadline for the whole answer.
@@ -251,9 +289,8 @@ def make_client(
     return LLMClient(config, cache=cache, usage=usage, **options)
 
 
-def _display_url(url: str) -> str:
-    # A base URL may carry credentials (https://user:secret@host/..., ?api_key=...): never
-    # show them.
+def display_url(url: str) -> str:
+    """The endpoint as messages show it: no user:password@, key-like query values masked."""
     parts = urlsplit(url)
     if parts.username is None and parts.password is None:
         return mask_url(url)

@@ -34,6 +34,25 @@ class LLMFormatError(LLMError):
         self.raw = raw
 
 
+class ModelUnavailable(LLMError):
+    """The model behind an agent Polygon runs (a `prompt:FILE` agent) could not answer.
+
+    An infrastructure failure — the endpoint kept failing or refused, no key, the `llm` extra
+    missing — not something the agent under test did. The engine ends the call with the
+    message `agent raised ModelUnavailable: ...`; `is_model_unavailable` tells such an end
+    from an agent's own error.
+    """
+
+
+MODEL_UNAVAILABLE_PREFIX = f"agent raised {ModelUnavailable.__name__}: "
+"""How the end message of a call whose agent's model failed begins (see ModelUnavailable)."""
+
+
+def is_model_unavailable(message: str | None) -> bool:
+    """Whether a call's end message says the agent's model failed (infrastructure)."""
+    return bool(message) and str(message).startswith(MODEL_UNAVAILABLE_PREFIX)
+
+
 def redact(text: str, *secrets: str | None) -> str:
     """`text` with every occurrence of each (non-empty) secret replaced by `***`."""
     for secret in secrets:

@@ -27,6 +27,29 @@ class RoleUsage:
 
 
 @dataclass
+class RequestActivity:
+    """Live counters of one client's (or several clients') requests, for progress bars.
+
+    `in_flight`: requests sent and not yet answered; `requests`: requests sent (every attempt,
+    retries included; cached answers send none); `retries`: attempts that failed and are
+    tried again; `failures`: calls that ended in an error (the endpoint failed for good, the
+    answer could not be read, no key). Updated by the client as it works; read them any time.
+    """
+
+    in_flight: int = 0
+    requests: int = 0
+    retries: int = 0
+    failures: int = 0
+
+    def summary(self) -> str:
+        """`2 in flight, 14 sent, 1 retried, 0 failed`: one short line for a progress bar."""
+        return (
+            f"{self.in_flight} in flight, {self.requests} sent, {self.retries} retried, "
+            f"{self.failures} failed"
+        )
+
+
+@dataclass
 class Usage:
     """One run's LLM usage. `calls` counts every answered call, `cached_calls` those from cache."""
 

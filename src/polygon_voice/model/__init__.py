@@ -1,71 +1,155 @@
 """Typed records that flow between the pipeline's stages (no logic beyond validation)."""
 
-from polygon_voice.model.case import CaseCategory, CaseExpected
-from polygon_voice.model.checks import AXES, AxisVerdict, CaseScore, Layer, RootCause
-from polygon_voice.model.events import (
-    Action,
-    BargeIn,
-    CallerSaid,
-    CallStarted,
-    CancelToolCall,
-    EndCall,
-    Event,
-    InterruptPoint,
-    PrepareToolCall,
-    Say,
-    SendToolCall,
-    SetTimer,
-    Silence,
-    TimerFired,
-    ToolError,
-    ToolErrorKind,
-    ToolResult,
-    Transfer,
-    UpdateState,
-)
-from polygon_voice.model.expect import (
-    Expect,
-    ExpectCheck,
-    ExpectedOutcome,
-    ExpectResult,
-    ToolExpectation,
-    ToolsExpectation,
-)
-from polygon_voice.model.noise import Edit, EditKind, Heard
-from polygon_voice.model.persona import Outcome, Persona, PersonaType
-from polygon_voice.model.probes import ProbeAnswer, ProbeResults
-from polygon_voice.model.suite import (
-    BargeInStep,
-    EngineSettings,
-    Scenario,
-    ScriptStep,
-    Suite,
-)
-from polygon_voice.model.tools import (
-    FaultKind,
-    FaultSpec,
-    FixedStub,
-    LognormalLatency,
-    Rule,
-    RulesStub,
-    StatefulStub,
-    TemplateStub,
-    ToolSpec,
-    UniformLatency,
-)
-from polygon_voice.model.trace import (
-    BackendWrite,
-    CallEnd,
-    CallStatus,
-    ConversationResult,
-    EndReason,
-    Speaker,
-    StateUpdate,
-    StatusChange,
-    ToolCall,
-    TraceEntry,
-    Turn,
-)
+from typing import TYPE_CHECKING
+
+from polygon_voice._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from polygon_voice.model.case import CaseCategory, CaseExpected
+    from polygon_voice.model.checks import AXES, AxisVerdict, CaseScore, Layer, RootCause
+    from polygon_voice.model.events import (
+        Action,
+        BargeIn,
+        CallerSaid,
+        CallStarted,
+        CancelToolCall,
+        EndCall,
+        Event,
+        InterruptPoint,
+        PrepareToolCall,
+        Say,
+        SendToolCall,
+        SetTimer,
+        Silence,
+        TimerFired,
+        ToolError,
+        ToolErrorKind,
+        ToolResult,
+        Transfer,
+        UpdateState,
+    )
+    from polygon_voice.model.expect import (
+        Expect,
+        ExpectCheck,
+        ExpectedOutcome,
+        ExpectResult,
+        ToolExpectation,
+        ToolsExpectation,
+    )
+    from polygon_voice.model.noise import Edit, EditKind, Heard
+    from polygon_voice.model.persona import Outcome, Persona, PersonaType
+    from polygon_voice.model.probes import ProbeAnswer, ProbeResults
+    from polygon_voice.model.suite import (
+        BargeInStep,
+        EngineSettings,
+        Scenario,
+        ScriptStep,
+        Suite,
+    )
+    from polygon_voice.model.tools import (
+        FaultKind,
+        FaultSpec,
+        FixedStub,
+        LognormalLatency,
+        Rule,
+        RulesStub,
+        StatefulStub,
+        TemplateStub,
+        ToolSpec,
+        UniformLatency,
+    )
+    from polygon_voice.model.trace import (
+        BackendWrite,
+        CallEnd,
+        CallStatus,
+        ConversationResult,
+        EndReason,
+        Speaker,
+        StateUpdate,
+        StatusChange,
+        ToolCall,
+        TraceEntry,
+        Turn,
+    )
+else:
+    # Each name's module is imported when the name is first read.
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "polygon_voice.model.case": ("CaseCategory", "CaseExpected"),
+            "polygon_voice.model.checks": (
+                "AXES",
+                "AxisVerdict",
+                "CaseScore",
+                "Layer",
+                "RootCause",
+            ),
+            "polygon_voice.model.events": (
+                "Action",
+                "BargeIn",
+                "CallerSaid",
+                "CallStarted",
+                "CancelToolCall",
+                "EndCall",
+                "Event",
+                "InterruptPoint",
+                "PrepareToolCall",
+                "Say",
+                "SendToolCall",
+                "SetTimer",
+                "Silence",
+                "TimerFired",
+                "ToolError",
+                "ToolErrorKind",
+                "ToolResult",
+                "Transfer",
+                "UpdateState",
+            ),
+            "polygon_voice.model.expect": (
+                "Expect",
+                "ExpectCheck",
+                "ExpectedOutcome",
+                "ExpectResult",
+                "ToolExpectation",
+                "ToolsExpectation",
+            ),
+            "polygon_voice.model.noise": ("Edit", "EditKind", "Heard"),
+            "polygon_voice.model.persona": ("Outcome", "Persona", "PersonaType"),
+            "polygon_voice.model.probes": ("ProbeAnswer", "ProbeResults"),
+            "polygon_voice.model.suite": (
+                "BargeInStep",
+                "EngineSettings",
+                "Scenario",
+                "ScriptStep",
+                "Suite",
+            ),
+            "polygon_voice.model.tools": (
+                "FaultKind",
+                "FaultSpec",
+                "FixedStub",
+                "LognormalLatency",
+                "Rule",
+                "RulesStub",
+                "StatefulStub",
+                "TemplateStub",
+                "ToolSpec",
+                "UniformLatency",
+            ),
+            "polygon_voice.model.trace": (
+                "BackendWrite",
+                "CallEnd",
+                "CallStatus",
+                "ConversationResult",
+                "EndReason",
+                "Speaker",
+                "StateUpdate",
+                "StatusChange",
+                "ToolCall",
+                "TraceEntry",
+                "Turn",
+            ),
+        },
+    )
 
 __all__ = [
     "AXES",

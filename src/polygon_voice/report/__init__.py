@@ -1,15 +1,37 @@
 """Views of a stored run: report.json, transcripts.jsonl and the terminal."""
 
-from polygon_voice.report.files import (
-    REPORT_FILE,
-    TRANSCRIPTS_FILE,
-    case_entry,
-    case_summary,
-    run_header,
-    write_report,
-    write_run_files,
-    write_transcripts,
-)
+from typing import TYPE_CHECKING
+
+from polygon_voice._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from polygon_voice.report.files import (
+        REPORT_FILE,
+        TRANSCRIPTS_FILE,
+        case_entry,
+        case_summary,
+        run_header,
+        write_report,
+        write_run_files,
+        write_transcripts,
+    )
+else:
+    # Each name's module is imported when the name is first read.
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "polygon_voice.report.files": (
+                "REPORT_FILE",
+                "TRANSCRIPTS_FILE",
+                "case_entry",
+                "case_summary",
+                "run_header",
+                "write_report",
+                "write_run_files",
+                "write_transcripts",
+            ),
+        },
+    )
 
 __all__ = [
     "REPORT_FILE",

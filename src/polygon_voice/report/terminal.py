@@ -8,19 +8,25 @@ Rich, which would drop some (BEL, CR) and pass the rest (ESC, OSC) to the termin
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from bisect import bisect_right
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
-from polygon_voice.checks import RunSummary
 from polygon_voice.model import CaseScore, ConversationResult, ExpectResult, Speaker
 from polygon_voice.model.judgement import Judgement
+from polygon_voice.model.trace import TraceEntry, Turn
 from polygon_voice.noise import caller_wer
+from polygon_voice.report.layout import Column, FitTable
 from polygon_voice.store import ConversationSummary, RunRecord
 from polygon_voice.textsafe import visible
+
+if TYPE_CHECKING:
+    # For annotations only: the checks package loads the whole scoring pipeline.
+    from polygon_voice.checks import RunSummary
 
 _REASON_STYLE = {
     "agent_hangup": "green",
@@ -37,16 +43,16 @@ def reason_text(reason: str) -> Text:
     return Text(reason, style=_REASON_STYLE.get(reason, ""))
 
 
-def runs_table(runs: Iterable[RunRecord]) -> Table:
+def runs_table(runs: Iterable[RunRecord]) -> FitTable:
     """Stored runs, newest first."""
-    table = Table(title="Runs", title_justify="left")
-    for column in ("run", "suite", "agent", "seed", "status", "calls", "started (UTC)"):
-        table.add_column(column)
+    columns = (Column("run", whole=True), "suite", "agent", Column("seed", right=True), "status",
+               Column("calls", right=True), Column("started (UTC)", whole=True))  # fmt: skip
+    table = FitTable("Runs", columns)
     for run in runs:
         table.add_row(
-            Text(run.id),
-            Text(run.suite),
-            Text(run.agent),
+            run.id,
+            run.suite,
+            run.agent,
             str(run.seed),
             Text(run.status, style="green" if run.status == "finished" else "yellow"),
             str(run.conversation_count),
@@ -55,27 +61,53 @@ def runs_table(runs: Iterable[RunRecord]) -> Table:
     return table
 
 
-def conversations_table(summaries: Iterable[ConversationSummary], title: str) -> Table:
-    """One row per conversation of a run."""
-    table = Table(title=title, title_justify="left")
-    for column in ("conversation", "end", "turns", "tool calls", "message"):
-        table.add_column(column)
+@dataclass(frozen=True)
+class CallVerdict:
+    """A call's verdict and composite as its stored judgement gives them."""
+
+    verdict: str
+    composite: float | None
+
+
+def conversations_table(
+    summaries: Iterable[ConversationSummary],
+    title: str,
+    verdicts: Mapping[str, CallVerdict] | None = None,
+) -> FitTable:
+    """One row per conversation of a run; with `verdicts` (by conversation id, from
+    `report.stored.call_verdicts`), each call's verdict and composite ("—": not judged)."""
+    columns: list[Column | str] = [
+        Column("conversation", whole=True),
+        "end",
+        Column("turns", right=True),
+        Column("tool calls", right=True),
+    ]
+    if verdicts is not None:
+        columns += ["verdict", Column("composite", right=True)]
+    table = FitTable(title, [*columns, "message"])
     for summary in summaries:
-        table.add_row(
-            Text(summary.id),
+        cells: list[Text | str] = [
+            summary.id,
             reason_text(summary.end_reason),
             str(summary.turn_count),
             str(summary.tool_call_count),
-            Text(summary.end_message),
-        )
+        ]
+        if verdicts is not None:
+            cells += _verdict_cells(verdicts.get(summary.id))
+        table.add_row(*cells, summary.end_message)
     return table
 
 
-def end_reason_table(counts: dict[str, int]) -> Table:
+def _verdict_cells(judged: CallVerdict | None) -> list[Text | str]:
+    if judged is None:
+        return [Text("—", style="dim"), "—"]
+    composite = "—" if judged.composite is None else f"{judged.composite:.1f}"
+    return [Text(judged.verdict, style=_VERDICT_STYLE.get(judged.verdict, "")), composite]
+
+
+def end_reason_table(counts: dict[str, int]) -> FitTable:
     """How the conversations ended."""
-    table = Table(title="How the calls ended", title_justify="left")
-    table.add_column("end")
-    table.add_column("calls", justify="right")
+    table = FitTable("How the calls ended", ["end", Column("calls", right=True)])
     for reason, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
         table.add_row(reason_text(reason), str(count))
     return table
@@ -84,11 +116,9 @@ def end_reason_table(counts: dict[str, int]) -> Table:
 _VERDICT_STYLE = {"pass": "green", "warn": "yellow", "fail": "red", "unscored": "dim"}
 
 
-def verdict_table(counts: dict[str, int], mean_composite: float | None) -> Table:
+def verdict_table(counts: dict[str, int], mean_composite: float | None) -> FitTable:
     """The judge's verdicts of the calls run now, and their mean composite."""
-    table = Table(title="Verdicts", title_justify="left")
-    table.add_column("verdict")
-    table.add_column("calls", justify="right")
+    table = FitTable("Verdicts", ["verdict", Column("calls", right=True)])
     for verdict in ("pass", "warn", "fail", "unscored"):
         if counts.get(verdict):
             table.add_row(Text(verdict, style=_VERDICT_STYLE[verdict]), str(counts[verdict]))
@@ -98,18 +128,26 @@ def verdict_table(counts: dict[str, int], mean_composite: float | None) -> Table
 
 
 def conversation_view(result: ConversationResult) -> RenderableType:
-    """A conversation as a timeline: turns, tool calls, state updates and backend writes."""
-    rows: list[tuple[float, int, RenderableType]] = []
+    """A conversation as a timeline: turns, tool calls, state updates and backend writes.
+
+    Rows are in the order things happened: by virtual time, and at one instant in the
+    order of the call's trace (its sequence numbers), never regrouped by kind.
+    """
+    order = _TraceOrder(result.trace)
+    rows: list[tuple[tuple[float, float], RenderableType]] = []
     for turn in result.turns:
-        rows.append((turn.start, 3, _turn_line(turn.speaker, turn.text, turn.heard, turn)))
+        rows.append((order.of_turn(turn), _turn_line(turn.speaker, turn.text, turn.heard, turn)))
     for update in result.state_updates:
         line = Text(f"  state  {update.field} = {update.value!r}  (version {update.version})")
-        rows.append((update.time, 0, _styled(line, "magenta")))
+        at = order.of_entry(update.time, "update_state", version=update.version)
+        rows.append((at, _styled(line, "magenta")))
     for call in result.tool_calls:
         for change in call.history:
-            rows.append((change.time, 1, _call_line(call.model_dump(), change.status.value)))
+            kind = _STATUS_KIND.get(change.status.value, "")
+            at = order.of_entry(change.time, kind, call_id=call.call_id)
+            rows.append((at, _call_line(call.model_dump(), change.status.value)))
     rows.extend(
-        (entry.time, 0, _sanitised_line(entry.source, entry.data))
+        ((_instant(entry.time), float(entry.seq)), _sanitised_line(entry.source, entry.data))
         for entry in result.trace
         if entry.kind == "text_sanitised"
     )
@@ -119,15 +157,14 @@ def conversation_view(result: ConversationResult) -> RenderableType:
             f"{write.old!r} -> {write.new!r}  (v{write.version}, key {write.idempotency_key}, "
             f"call {write.call_id})"
         )
-        rows.append((write.time, 2, _styled(line, "blue")))
-    # At one instant, causes come first: state, then tool steps and writes, then speech.
-    rows.sort(key=lambda row: (row[0], row[1]))
+        rows.append((order.of_write(write.time, write.call_id), _styled(line, "blue")))
+    rows.sort(key=lambda row: row[0])  # stable: rows placed alike keep the order they were added
     lines: list[RenderableType] = [
         Text.assemble(
             ("Conversation ", "bold"), Text(result.id), f"  (scenario {result.scenario_id})"
         )
     ]
-    lines.extend(Text.assemble(f"{time:7.2f}s ", row) for time, _, row in rows)  # type: ignore[arg-type]
+    lines.extend(Text.assemble(f"{at[0]:7.2f}s ", row) for at, row in rows)  # type: ignore[arg-type]
     end = Text.assemble(
         f"{result.end.time:7.2f}s ", "  end  ", reason_text(result.end.reason.value)
     )
@@ -139,6 +176,71 @@ def conversation_view(result: ConversationResult) -> RenderableType:
     if wer is not None:
         lines.append(Text(f"word error rate, caller said vs agent heard: {wer:.3f}", style="dim"))
     return Group(*lines)
+
+
+# The trace entry each step of a tool call's lifecycle is recorded as.
+_STATUS_KIND = {
+    "prepared": "prepare_tool_call",
+    "sent": "send_tool_call",
+    "completed": "tool_result",
+    "failed": "tool_error",
+    "timed_out": "tool_error",
+    "cancelled": "cancel_tool_call",
+}
+
+
+def _instant(time: float) -> float:
+    # The trace stores times rounded to the microsecond, tool histories do not: one instant.
+    return round(time, 6)
+
+
+class _TraceOrder:
+    """Where a row of the timeline falls in the call's trace: (instant, position).
+
+    The position is the sequence number of the trace entry that recorded it; a row with no
+    entry of its own (a caller's turn starts before its words are recorded, a write can land
+    with no event) falls just after the last entry at or before its instant.
+    """
+
+    def __init__(self, trace: list[TraceEntry]) -> None:
+        self.trace = trace
+        self.times = [_instant(entry.time) for entry in trace]
+        self.used: set[int] = set()
+        # (instant, kind) -> positions: a long call is placed in linear time.
+        self.at: dict[tuple[float, str], list[int]] = {}
+        for position, entry in enumerate(trace):
+            self.at.setdefault((self.times[position], entry.kind), []).append(position)
+
+    def after(self, time: float) -> tuple[float, float]:
+        instant = _instant(time)
+        last = bisect_right(self.times, instant) - 1
+        return instant, (self.trace[last].seq if last >= 0 else -1) + 0.5
+
+    def of_entry(self, time: float, kind: str, **data: Any) -> tuple[float, float]:
+        instant = _instant(time)
+        for position in self.at.get((instant, kind), []):
+            entry = self.trace[position]
+            if position not in self.used and all(entry.data.get(k) == v for k, v in data.items()):
+                self.used.add(position)
+                return instant, float(entry.seq)
+        return self.after(time)
+
+    def of_turn(self, turn: Turn) -> tuple[float, float]:
+        if turn.speaker is Speaker.AGENT:
+            return self.of_entry(turn.start, "say")
+        return self.after(turn.start)
+
+    def of_write(self, time: float, call_id: str) -> tuple[float, float]:
+        # A write lands with its call's answer: just after it when both are at one instant.
+        instant = _instant(time)
+        answers = [
+            *self.at.get((instant, "tool_result"), []),
+            *self.at.get((instant, "tool_error"), []),
+        ]
+        for position in answers:
+            if self.trace[position].data.get("call_id") == call_id:
+                return instant, self.trace[position].seq + 0.5
+        return self.after(time)
 
 
 def _turn_line(speaker: Speaker, text: str, heard: str, turn: Any) -> Text:
@@ -197,12 +299,10 @@ AXIS_LABELS = {
 }
 
 
-def axes_table(columns: dict[str, RunSummary]) -> Table:
+def axes_table(columns: dict[str, RunSummary]) -> FitTable:
     """The six axes and end-to-end integrity, one column per run (never averaged)."""
-    table = Table(title="Three-layer outcome (passed / total)", title_justify="left")
-    table.add_column("axis")
-    for name in columns:
-        table.add_column(Text(name), justify="right")
+    headers = [Column(name, right=True) for name in columns]
+    table = FitTable("Three-layer outcome (passed / total)", ["axis", *headers])
     for axis, label in AXIS_LABELS.items():
         table.add_row(label, *(_fraction(s.passed[axis], s.total) for s in columns.values()))
     table.add_row(
@@ -212,33 +312,28 @@ def axes_table(columns: dict[str, RunSummary]) -> Table:
     return table
 
 
-def fix_list_table(summary: RunSummary, title: str) -> Table:
+def fix_list_table(summary: RunSummary, title: str) -> FitTable:
     """Failed cases grouped by root cause, largest first, with the layer to repair."""
-    table = Table(title=title, title_justify="left")
-    for column in ("cases", "root cause", "layer to repair", "which"):
-        table.add_column(column)
+    columns = (Column("cases", right=True), "root cause", "layer to repair", "which")
+    table = FitTable(title, columns)
     for row in summary.fix_list():
         layer = row["layer"] or "—"
         table.add_row(str(row["count"]), row["cause"], layer, Text(", ".join(row["cases"])))
     return table
 
 
-def gate_table(gate: dict[str, Any], title: str) -> Table:
+def gate_table(gate: dict[str, Any], title: str) -> FitTable:
     """The release gate: each check, passed or not, with the cases that broke it."""
-    table = Table(title=title, title_justify="left")
-    for column in ("check", "", "broken by"):
-        table.add_column(column)
+    table = FitTable(title, ("check", "", "broken by"))
     for check in gate["checks"]:
         mark = Text("pass", style="green") if check["passed"] else Text("FAIL", style="bold red")
         table.add_row(f"{check['id']} {check['name']}", mark, Text(", ".join(check["cases"])))
     return table
 
 
-def not_exercised_table(summary: RunSummary, title: str) -> Table:
+def not_exercised_table(summary: RunSummary, title: str) -> FitTable:
     """Cases that did not play as written or could not be won, each with the reason."""
-    table = Table(title=title, title_justify="left")
-    for column in ("case", "why it is not counted"):
-        table.add_column(column)
+    table = FitTable(title, (Column("case", whole=True), "why it is not counted"))
     for row in summary.skipped:
         table.add_row(row["case"], Text(row["reason"]))
     return table
@@ -249,14 +344,12 @@ def _fraction(passed: int, total: int, bold: bool = False) -> Text:
     return Text(f"{passed} / {total}", style=style)
 
 
-def case_view(score: CaseScore) -> Table:
+def case_view(score: CaseScore) -> FitTable:
     """A three-layer case's six axes with the reason for each, and its root cause."""
     verdict = "end-to-end task integrity" if score.e2e else "not end-to-end"
     if score.not_exercised is not None:
         verdict = "not exercised (the suite's problem, counted apart)"
-    table = Table(title=f"Three-layer outcome of {score.case_id}: {verdict}", title_justify="left")
-    for column in ("axis", "", "why"):
-        table.add_column(column)
+    table = FitTable(f"Three-layer outcome of {score.case_id}: {verdict}", ("axis", "", "why"))
     for axis, label in AXIS_LABELS.items():
         result = score.axes[axis]
         mark = Text("✓", style="green") if result.passed else Text("✗", style="bold red")
@@ -275,7 +368,7 @@ def case_view(score: CaseScore) -> Table:
 _STATUS_STYLE = {"scored": "", "missing": "red", "unscored": "dim"}
 
 
-def judgement_view(judgement: Judgement, label: str = "") -> Table:
+def judgement_view(judgement: Judgement, label: str = "") -> FitTable:
     """A judgement: each criterion's score, status and evidence, then composite and verdict."""
     composite = "n/a" if judgement.composite is None else f"{judgement.composite:.2f}"
     partial = ", partial" if judgement.partial else ""
@@ -284,9 +377,7 @@ def judgement_view(judgement: Judgement, label: str = "") -> Table:
         f"k={judgement.repeats}{', ' + label if label else ''}): {judgement.verdict}, "
         f"composite {composite}{partial}"
     )
-    table = Table(title=title, title_justify="left")
-    for column in ("criterion", "score", "status", "evidence", "why"):
-        table.add_column(column)
+    table = FitTable(title, ("criterion", Column("score", right=True), "status", "evidence", "why"))
     for cid, criterion in judgement.criteria.items():
         score = "—" if criterion.score is None else f"{criterion.score:g}"
         evidence = Text(criterion.evidence)
@@ -312,7 +403,7 @@ def judgement_view(judgement: Judgement, label: str = "") -> Table:
     return table
 
 
-def expect_view(result: ExpectResult, scenario_id: str) -> Table:
+def expect_view(result: ExpectResult, scenario_id: str) -> FitTable:
     """The scenario's expected outcome: each check with whether it held and why."""
     if result.not_exercised is not None:
         verdict = "not exercised"
@@ -320,9 +411,7 @@ def expect_view(result: ExpectResult, scenario_id: str) -> Table:
         verdict = "met" if result.met else "NOT met"
     source = "expect:" if result.source == "expect" else "the case's expected axes"
     title = f"Expected outcome of {scenario_id} ({source}): {verdict}"
-    table = Table(title=title, title_justify="left")
-    for column in ("check", "", "why"):
-        table.add_column(column)
+    table = FitTable(title, ("check", "", "why"))
     if result.not_exercised is not None:
         table.add_row("not exercised", Text("—"), Text(result.not_exercised))
     for check in result.checks:

@@ -17,8 +17,10 @@ from polygon_voice.judge import Judging, judge_stage_async
 from polygon_voice.judge.run import judge_model_failed
 from polygon_voice.model import CaseScore, ConversationResult, EndReason, ExpectResult, Suite
 from polygon_voice.model.judgement import Judgement
+from polygon_voice.model.probes import ProbeResults
 from polygon_voice.probes import Probing, probe_stage
 from polygon_voice.runner.build import AgentBuildError, CallBuilder, failed_call, merged_records
+from polygon_voice.runner.failures import RoleFailures
 from polygon_voice.runner.plan import PlannedCall, plan_calls
 from polygon_voice.runner.threads import run_to_end
 from polygon_voice.store import Store
@@ -48,6 +50,8 @@ class RunTally:
     expectations: Counter[str] = field(default_factory=Counter)  # met / not_met / not_exercised
     judge_failures: int = 0  # judgements whose judge model never answered (infrastructure)
     first_judge_error: str | None = None
+    # Infrastructure failures per role (agent, caller, judge, probes): counted, not verdicts.
+    failures: RoleFailures = field(default_factory=RoleFailures)
 
     def add_expectation(self, result: ExpectResult) -> None:
         """Count how one conversation stands against its scenario's expected outcome."""
@@ -63,6 +67,7 @@ class RunTally:
         if failed is not None:
             self.judge_failures += 1
             self.first_judge_error = self.first_judge_error or failed
+            self.failures.add("judge", failed)
         if judgement.composite is not None:
             self.composite_total += judgement.composite
             self.composites += 1
@@ -80,6 +85,7 @@ class RunTally:
         self.end_reasons[result.end.reason.value] += 1
         if result.end.reason is EndReason.ERROR and len(self.errors) < self.max_errors_kept:
             self.errors.append((result.id, result.end.message))
+        self.failures.add_call(result)
 
 
 @dataclass
@@ -102,6 +108,8 @@ class SuiteRunner:
     caller_client: LLMClient | None = None  # for `caller: llm` scenarios (see CallBuilder)
     judging: Judging | None = field(default_factory=Judging)  # None: no judge stage
     probing: Probing | None = None  # None: no probes stage (`polygon run` passes its own)
+    # The tally the run counts into; given by a caller that watches it live (progress).
+    tally: RunTally | None = None
 
     def run(self) -> RunTally:
         """Run to completion (blocking)."""
@@ -128,7 +136,7 @@ class SuiteRunner:
             for p in plan_calls(self.suite)
             if p.conversation_id not in self.skip or p.conversation_id in self.rejudge
         )
-        tally = RunTally()
+        tally = self.tally if self.tally is not None else RunTally()
         workers = [self._worker(todo, builder, tally) for _ in range(max(1, self.concurrency))]
         try:
             await asyncio.gather(*workers)
@@ -231,6 +239,8 @@ class SuiteRunner:
         )
         self.store.add_stage_results(self.run_id, conversation_id, later, replace=True)
         self._count(tally, later)
+        if self.on_finished is not None:  # judged again: done, as far as a watcher can tell
+            self.on_finished(result)
         await asyncio.sleep(0)
 
     @staticmethod
@@ -242,6 +252,8 @@ class SuiteRunner:
                 tally.add_judgement(score)
             if isinstance(score, ExpectResult):
                 tally.add_expectation(score)
+            if isinstance(score, ProbeResults):
+                tally.failures.add_probes(score)
 
     async def _judged(
         self,

@@ -2,7 +2,7 @@
 
 `generate_personas` plans the batch (types and outcomes in turn, a seeded difficulty) and
 makes each persona: with an LLM client, one request per persona, run concurrently, and a
-failed request fails only its persona (logged, returned in `failures`); without a client,
+failed request fails only its persona (returned in `failures`); without a client,
 the deterministic generator reads the prompt's task and slots. Every persona is bound to
 the content hash of the prompt it came from: when the file's hash changes it is stale.
 """
@@ -153,12 +153,23 @@ async def _by_model(
         try:
             made = await llm_persona(client, prompt_text, plan)
         except (LLMError, ValueError) as exc:
-            made = f"{type(exc).__name__}: {exc}"
+            made = failure_message(exc)
             where = f"persona {plan.index + 1} ({plan.type.value}, {plan.outcome.value})"
-            log.warning("%s failed: %s", where, made)
+            # Returned in `failures` for the caller to report: logged for debugging only,
+            # so a command that prints the failures does not show each one twice.
+            log.info("%s failed: %s", where, made)
     if on_done is not None:
         on_done(plan, made if isinstance(made, Persona) else None)
     return made
+
+
+def failure_message(exc: Exception) -> str:
+    """One line saying why a persona could not be made (the client's errors name the role,
+    the endpoint and what happened; other errors are the answer not fitting a persona)."""
+    text = " ".join(str(exc).split())
+    if isinstance(exc, LLMError):
+        return text
+    return f"the model's answer is not a usable persona: {text}"
 
 
 def prompt_hash_of(path: str | Path) -> str | None:

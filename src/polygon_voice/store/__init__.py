@@ -1,18 +1,43 @@
 """The results database: runs, conversations, personas (SQLite by default, PostgreSQL by URL)."""
 
-from polygon_voice.store.errors import StoreError
-from polygon_voice.store.records import (
-    RUN_STATUSES,
-    ConversationSummary,
-    PersonaConversation,
-    PersonaRecord,
-    RunRecord,
-    RunStatus,
-    new_persona_id,
-    new_run_id,
-)
-from polygon_voice.store.store import Store
-from polygon_voice.store.urls import DB_ENV, mask_url, resolve_db_url
+from typing import TYPE_CHECKING
+
+from polygon_voice._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from polygon_voice.store.errors import StoreError
+    from polygon_voice.store.records import (
+        RUN_STATUSES,
+        ConversationSummary,
+        PersonaConversation,
+        PersonaRecord,
+        RunRecord,
+        RunStatus,
+        new_persona_id,
+        new_run_id,
+    )
+    from polygon_voice.store.store import Store
+    from polygon_voice.store.urls import DB_ENV, mask_url, resolve_db_url
+else:
+    # Each name's module is imported when the name is first read.
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "polygon_voice.store.errors": ("StoreError",),
+            "polygon_voice.store.records": (
+                "RUN_STATUSES",
+                "ConversationSummary",
+                "PersonaConversation",
+                "PersonaRecord",
+                "RunRecord",
+                "RunStatus",
+                "new_persona_id",
+                "new_run_id",
+            ),
+            "polygon_voice.store.store": ("Store",),
+            "polygon_voice.store.urls": ("DB_ENV", "mask_url", "resolve_db_url"),
+        },
+    )
 
 __all__ = [
     "DB_ENV",

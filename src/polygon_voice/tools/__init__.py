@@ -22,14 +22,34 @@ latencies, faults and timeline. The semantics are written down where they are im
 * `polygon_voice.tools.toolset` — configuration checks.
 """
 
-from polygon_voice.tools.backend import Backend, WriteContext
-from polygon_voice.tools.errors import ToolConfigError, ToolUsageError
-from polygon_voice.tools.faults import empty_like, pick_fault
-from polygon_voice.tools.latency import sample_latency
-from polygon_voice.tools.runtime import CompiledTool, ToolRuntime
-from polygon_voice.tools.templates import render
-from polygon_voice.tools.timeline import DUPLICATE_DELAY
-from polygon_voice.tools.toolset import ToolSet
+from typing import TYPE_CHECKING
+
+from polygon_voice._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from polygon_voice.tools.backend import Backend, WriteContext
+    from polygon_voice.tools.errors import ToolConfigError, ToolUsageError
+    from polygon_voice.tools.faults import empty_like, pick_fault
+    from polygon_voice.tools.latency import sample_latency
+    from polygon_voice.tools.runtime import CompiledTool, ToolRuntime
+    from polygon_voice.tools.templates import render
+    from polygon_voice.tools.timeline import DUPLICATE_DELAY
+    from polygon_voice.tools.toolset import ToolSet
+else:
+    # Each name's module is imported when the name is first read.
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "polygon_voice.tools.backend": ("Backend", "WriteContext"),
+            "polygon_voice.tools.errors": ("ToolConfigError", "ToolUsageError"),
+            "polygon_voice.tools.faults": ("empty_like", "pick_fault"),
+            "polygon_voice.tools.latency": ("sample_latency",),
+            "polygon_voice.tools.runtime": ("CompiledTool", "ToolRuntime"),
+            "polygon_voice.tools.templates": ("render",),
+            "polygon_voice.tools.timeline": ("DUPLICATE_DELAY",),
+            "polygon_voice.tools.toolset": ("ToolSet",),
+        },
+    )
 
 __all__ = [
     "DUPLICATE_DELAY",

@@ -1,0 +1,73 @@
+"""Polygon's public Python API: load a suite, run it, read typed results (docs/api.md).
+
+Names are imported on first use (PEP 562), so `import polygon_voice.api` stays cheap.
+"""
+
+from typing import TYPE_CHECKING
+
+from polygon_voice._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from polygon_voice.api.config import FailOn, RunOptions
+    from polygon_voice.api.errors import (
+        ExitCode,
+        InfrastructureError,
+        InputError,
+        PolygonError,
+        RunInterrupted,
+        SetupError,
+    )
+    from polygon_voice.api.events import RequestCounts, RunObserver, RunStarted
+    from polygon_voice.api.rejudge import RejudgeOptions, rejudge_run
+    from polygon_voice.api.results import CallResult, ProbeSummary, RunResult
+    from polygon_voice.api.run import open_store, run_suite, run_suite_async
+    from polygon_voice.api.suites import builtin_suites, load_suite, select_scenarios
+    from polygon_voice.runner.failures import RoleFailure
+else:
+    # Public name -> the module that defines it, imported when the name is first read.
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "polygon_voice.api.config": ("FailOn", "RunOptions"),
+            "polygon_voice.api.errors": (
+                "ExitCode",
+                "InfrastructureError",
+                "InputError",
+                "PolygonError",
+                "RunInterrupted",
+                "SetupError",
+            ),
+            "polygon_voice.api.events": ("RequestCounts", "RunObserver", "RunStarted"),
+            "polygon_voice.api.rejudge": ("RejudgeOptions", "rejudge_run"),
+            "polygon_voice.api.results": ("CallResult", "ProbeSummary", "RunResult"),
+            "polygon_voice.api.run": ("open_store", "run_suite", "run_suite_async"),
+            "polygon_voice.api.suites": ("builtin_suites", "load_suite", "select_scenarios"),
+            "polygon_voice.runner.failures": ("RoleFailure",),
+        },
+    )
+
+__all__ = [
+    "CallResult",
+    "ExitCode",
+    "FailOn",
+    "InfrastructureError",
+    "InputError",
+    "PolygonError",
+    "ProbeSummary",
+    "RejudgeOptions",
+    "RequestCounts",
+    "RoleFailure",
+    "RunInterrupted",
+    "RunObserver",
+    "RunOptions",
+    "RunResult",
+    "RunStarted",
+    "SetupError",
+    "builtin_suites",
+    "load_suite",
+    "open_store",
+    "rejudge_run",
+    "run_suite",
+    "run_suite_async",
+    "select_scenarios",
+]

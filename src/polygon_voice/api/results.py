@@ -1,0 +1,215 @@
+"""A run's results as typed objects, read from the store: no report.json needed."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from polygon_voice.api.config import FailOn
+from polygon_voice.api.errors import ExitCode
+
+if TYPE_CHECKING:
+    from polygon_voice.checks import RunSummary
+    from polygon_voice.model import CaseScore, ExpectResult
+    from polygon_voice.model.judgement import Judgement
+    from polygon_voice.model.probes import ProbeAnswer
+    from polygon_voice.runner.failures import RoleFailure
+
+# Verdicts from best to worst; `unscored` fails every --fail-on level (no score is no pass).
+VERDICT_ORDER = ("pass", "warn", "fail", "unscored")
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """One stored call and what the later stages made of it."""
+
+    id: str
+    scenario: str
+    end_reason: str
+    end_message: str
+    turns: int
+    tool_calls: int
+    judgement: Judgement | None = None  # the judge stage (None: not judged)
+    case: CaseScore | None = None  # a three-layer case's axes and root cause
+    expect: ExpectResult | None = None  # the scenario's expected outcome, checked
+    probes: tuple[ProbeAnswer, ...] = ()
+
+    @property
+    def verdict(self) -> str | None:
+        """pass, warn, fail or unscored; None when the call was not judged."""
+        return self.judgement.verdict if self.judgement is not None else None
+
+    @property
+    def composite(self) -> float | None:
+        """The rubric's composite 0-100; None when nothing could be scored."""
+        return self.judgement.composite if self.judgement is not None else None
+
+    @property
+    def axes(self) -> dict[str, bool]:
+        """A three-layer case's six axes, passed or not; empty for other scenarios."""
+        return {} if self.case is None else {n: a.passed for n, a in self.case.axes.items()}
+
+    @property
+    def root_cause(self) -> str | None:
+        """The root cause of a failed three-layer case; None otherwise."""
+        cause = self.case.root_cause if self.case is not None else None
+        return cause.cause if cause is not None else None
+
+    @property
+    def expect_met(self) -> bool | None:
+        """Whether the expected outcome held; None when the scenario states none or the call
+        was not exercised."""
+        if self.expect is None or self.expect.not_exercised is not None:
+            return None
+        return self.expect.met
+
+    def to_dict(self) -> dict[str, Any]:
+        """The call as plain JSON data (the `calls` of `polygon run --json`)."""
+        judgement = self.judgement
+        return {
+            "id": self.id,
+            "scenario": self.scenario,
+            "end_reason": self.end_reason,
+            "end_message": self.end_message,
+            "turns": self.turns,
+            "tool_calls": self.tool_calls,
+            "verdict": self.verdict,
+            "composite": self.composite,
+            "gates_failed": list(judgement.gates_failed) if judgement is not None else [],
+            "axes": self.axes,
+            "root_cause": self.root_cause,
+            "expect_met": self.expect_met,
+            "probes": {answer.id: answer.answer for answer in self.probes},
+        }
+
+    def fails(self, fail_on: FailOn) -> bool:
+        """Whether this call's verdict is at or below `fail_on` (unscored always is)."""
+        verdict = self.verdict or "unscored"
+        return VERDICT_ORDER.index(verdict) >= VERDICT_ORDER.index(fail_on)
+
+
+@dataclass(frozen=True)
+class ProbeSummary:
+    """One probe over the run's calls: how often it was answered yes, no, not applicable."""
+
+    id: str
+    polarity: str
+    yes: int
+    no: int
+    not_applicable: int
+    compliance: float | None  # the share of applicable calls where the agent complied
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one run (or resumed run) produced; every call of the run, not only this time's."""
+
+    run_id: str
+    suite: str
+    agent: str  # credentials masked
+    status: str  # finished (an interrupted run raises RunInterrupted instead)
+    calls: tuple[CallResult, ...]
+    calls_run: int  # calls played (or judged again) by this invocation
+    cases: RunSummary  # the three-layer axes, fix list and release gate over the cases
+    expectations: dict[str, int]  # met / not_met / not_exercised
+    failures: tuple[RoleFailure, ...] = ()  # infrastructure failures per role, this invocation
+    usage: dict[str, Any] | None = None  # model calls and tokens per role; None: no model
+    probes: tuple[ProbeSummary, ...] = ()
+    report_path: Path | None = None
+    transcripts_path: Path | None = None
+    judgement_set: str = ""  # the judge stage's set these verdicts come from ("": the run's)
+    errors: tuple[tuple[str, str], ...] = ()  # (call id, message) of calls ended in error
+    turns_run: int = 0  # turns of the calls played by this invocation
+    tool_calls_run: int = 0
+
+    @property
+    def verdicts(self) -> dict[str, int]:
+        """Calls per verdict (pass, warn, fail, unscored), judged calls only."""
+        counts = Counter(c.verdict for c in self.calls if c.verdict is not None)
+        return {v: counts[v] for v in VERDICT_ORDER if counts[v]}
+
+    @property
+    def mean_composite(self) -> float | None:
+        """The mean composite over the calls that have one; None when none has."""
+        values = [c.composite for c in self.calls if c.composite is not None]
+        return sum(values) / len(values) if values else None
+
+    @property
+    def gate(self) -> dict[str, Any] | None:
+        """The release gate over the three-layer cases; None when the suite has none."""
+        return self.cases.gate() if self.cases.seen else None
+
+    @property
+    def gate_passed(self) -> bool:
+        """Whether the release gate passed (False when no case was exercised)."""
+        return bool(self.cases.total and self.cases.gate()["passed"])
+
+    @property
+    def infrastructure_failed(self) -> bool:
+        """Whether a model or endpoint failed for at least one call (exit 3)."""
+        return any(f.count for f in self.failures)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The results as plain JSON data (`polygon run --json`; keys in docs/cli.md)."""
+        return {
+            "run_id": self.run_id,
+            "suite": self.suite,
+            "agent": self.agent,
+            "status": self.status,
+            "judgement_set": self.judgement_set,
+            "calls_run": self.calls_run,
+            "verdicts": self.verdicts,
+            "mean_composite": self.mean_composite,
+            "expectations": self.expectations,
+            "release_gate": self.gate,
+            "failures": [
+                {"role": f.role, "count": f.count, "first_error": f.first_error}
+                for f in self.failures
+            ],
+            "probes": [
+                {
+                    "id": p.id,
+                    "polarity": p.polarity,
+                    "yes": p.yes,
+                    "no": p.no,
+                    "not_applicable": p.not_applicable,
+                    "compliance": p.compliance,
+                }
+                for p in self.probes
+            ],
+            "usage": self.usage,
+            "report": str(self.report_path) if self.report_path is not None else None,
+            "transcripts": str(self.transcripts_path) if self.transcripts_path else None,
+            "calls": [call.to_dict() for call in self.calls],
+        }
+
+    def failing_calls(self, fail_on: FailOn) -> list[CallResult]:
+        """The calls whose verdict is at or below `fail_on` (unscored and unjudged included)."""
+        return [c for c in self.calls if c.fails(fail_on)]
+
+    def below_composite(self, minimum: float) -> bool:
+        """Whether the mean composite is below `minimum` (or there is none to compare)."""
+        mean = self.mean_composite
+        return mean is None or mean < minimum
+
+    def exit_code(
+        self,
+        *,
+        fail_on: FailOn | None = None,
+        min_composite: float | None = None,
+        gate: bool = False,
+    ) -> ExitCode:
+        """The exit code `polygon run` gives this result: infrastructure failures (3) before
+        verdicts (1: a call at or below `fail_on`, the mean composite below `min_composite`,
+        or the release gate failed when `gate`), else 0."""
+        if self.infrastructure_failed:
+            return ExitCode.INFRASTRUCTURE
+        if fail_on is not None and self.failing_calls(fail_on):
+            return ExitCode.VERDICTS_FAILED
+        if min_composite is not None and self.below_composite(min_composite):
+            return ExitCode.VERDICTS_FAILED
+        if gate and not self.gate_passed:
+            return ExitCode.VERDICTS_FAILED
+        return ExitCode.OK

@@ -1,0 +1,472 @@
+"""Running a suite from code: `run_suite` (blocking) and `run_suite_async` (on your loop).
+
+Both do what `polygon run` does — load and check the suite, check every model role the run
+needs before its first call, start or resume the run, play, check, judge and probe every call,
+store each as it finishes, write the report files — and return a `RunResult`. Errors are
+exceptions (`InputError`, `SetupError`, `RunInterrupted`); nothing is printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from polygon_voice.api.config import RunOptions
+from polygon_voice.api.errors import InputError, RunInterrupted, SetupError
+from polygon_voice.api.events import RunObserver, RunStarted, activity_of
+from polygon_voice.api.results import RunResult
+from polygon_voice.api.suites import IN_CODE, load_suite, select_scenarios
+
+if TYPE_CHECKING:
+    from polygon_voice.agents import AgentFactory
+    from polygon_voice.judge import Judging
+    from polygon_voice.llm import LLMClient
+    from polygon_voice.model import Suite
+    from polygon_voice.probes import Probing
+    from polygon_voice.runner import RunTally, SuiteRunner
+    from polygon_voice.scenario import LoadedSuite
+    from polygon_voice.store import RunRecord, Store
+    from polygon_voice.store.leases import LeaseKeeper
+
+
+@dataclass
+class _Prepared:
+    """A run set up and leased, about to play its calls."""
+
+    loaded: LoadedSuite
+    record: RunRecord
+    runner: SuiteRunner
+    judging: Judging
+    probing: Probing | None
+    caller_client: LLMClient | None
+    lease: LeaseKeeper
+    started: RunStarted
+    clients: list[Any] = field(default_factory=list)
+
+
+def run_suite(
+    suite: str | Path | Suite | LoadedSuite,
+    options: RunOptions | None = None,
+    *,
+    store: Store | None = None,
+    db: str | None = None,
+    observer: RunObserver | None = None,
+    **overrides: Any,
+) -> RunResult:
+    """Run `suite` (a file, a built-in suite's name or a `Suite`) and return its results.
+
+    `options` (or keyword overrides of it: `run_suite("three-layer", agent="reference:robust",
+    seed=3)`) say how; `store` or `db` (a database URL or SQLite file; default: POLYGON_DB or
+    .polygon/polygon.db) where the run is stored. Blocks until the run ends.
+    """
+    options = _options(options, overrides)
+    observer = observer or RunObserver()
+    with _opened(store, db) as opened:
+        prepared = _prepare(opened, suite, options, observer)
+        try:
+            try:
+                tally = prepared.runner.run()
+            except KeyboardInterrupt:
+                raise _interrupted(opened, prepared) from None
+            return _finish(opened, prepared, tally, options)
+        finally:
+            _release(prepared.lease, observer)
+
+
+async def run_suite_async(
+    suite: str | Path | Suite | LoadedSuite,
+    options: RunOptions | None = None,
+    *,
+    store: Store | None = None,
+    db: str | None = None,
+    observer: RunObserver | None = None,
+    **overrides: Any,
+) -> RunResult:
+    """`run_suite` on the running event loop. Cancelling it stops the run as Ctrl-C does:
+    the finished calls stay stored and the run can be resumed."""
+    options = _options(options, overrides)
+    observer = observer or RunObserver()
+    with _opened(store, db) as opened:
+        prepared = _prepare(opened, suite, options, observer)
+        try:
+            try:
+                tally = await prepared.runner.run_async()
+            except asyncio.CancelledError:
+                _interrupted(opened, prepared)
+                raise
+            return _finish(opened, prepared, tally, options)
+        finally:
+            _release(prepared.lease, observer)
+
+
+def _options(options: RunOptions | None, overrides: dict[str, Any]) -> RunOptions:
+    options = options or RunOptions()
+    if not overrides:
+        return options
+    known = set(RunOptions.__dataclass_fields__)
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise InputError(f"unknown run option {unknown[0]!r}; known: {', '.join(sorted(known))}")
+    return replace(options, **overrides)
+
+
+@contextmanager
+def _opened(store: Store | None, db: str | None) -> Iterator[Store]:
+    """The given store, or one opened from `db` (and closed afterwards)."""
+    if store is not None:
+        yield store
+        return
+    opened = open_store(db)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def open_store(db: str | None = None) -> Store:
+    """The results database named by `db`, POLYGON_DB or the default file."""
+    from polygon_voice.store import Store, StoreError, resolve_db_url
+
+    try:
+        return Store(resolve_db_url(db))
+    except StoreError as exc:
+        raise InputError(str(exc)) from None
+
+
+# -- before the first call ---------------------------------------------------------------
+
+
+def _prepare(
+    store: Store,
+    source: str | Path | Suite | LoadedSuite,
+    options: RunOptions,
+    observer: RunObserver,
+) -> _Prepared:
+    from polygon_voice.api import setup
+    from polygon_voice.runner import RunTally, SuiteRunner, count_calls
+    from polygon_voice.runner.resume import calls_to_rejudge
+
+    loaded = setup.with_stored_personas(store, load_suite(source))
+    resumed = setup.stored_run(store, options.resume) if options.resume is not None else None
+    loaded = select_scenarios(loaded, _scenario_filter(options, resumed))
+    judge, rubric, repeats = setup.judging_options(
+        store, options.resume, options.judge, options.rubric, options.judge_repeats
+    )
+    judging = setup.judging_for(judge, rubric, repeats, options.llm_config)
+    probing = setup.probing_for(options.probes, options.llm_config) if options.run_probes else None
+    noise = _run_noise(resumed, options.noise)
+    setup.check_tools_and_noise(loaded, noise)
+    caller_client = setup.caller_client_for(loaded, options.llm_config)
+    agent_spec, factory = _agent(options, loaded, resumed)
+    if options.preflight:
+        _preflight(options, loaded, judging, probing, factory)
+    if resumed is None:
+        record, lease, done = _start(store, loaded, agent_spec, options, judging, noise)
+    else:
+        record, lease, done = _resume(store, loaded, resumed, agent_spec, observer)
+    try:
+        rejudge = calls_to_rejudge(store, record.id, done) if done else frozenset()
+        if rejudge:
+            observer.note(
+                f"{len(rejudge)} stored calls without a judgement (or whose judge model "
+                "failed) are judged again, not run again."
+            )
+        tally = RunTally()
+        tally.failures.on_first = observer.role_failed
+        runner = SuiteRunner(
+            suite=loaded.suite,
+            agent_factory=factory,
+            store=store,
+            run_id=record.id,
+            seed=record.seed,
+            concurrency=options.concurrency,
+            noise=noise,
+            skip=frozenset(done),
+            rejudge=rejudge,
+            caller_client=caller_client,
+            judging=judging,
+            probing=probing,
+            tally=tally,
+        )
+        runner.on_finished = lambda result: observer.call_finished(result, tally)
+        clients = [caller_client, getattr(judging.judge, "client", None)]
+        clients.append(probing.client if probing is not None else None)
+        started = RunStarted(
+            run_id=record.id,
+            suite=record.suite,
+            agent=_masked(record.agent),
+            total=count_calls(loaded.suite) - len(done) + len(rejudge),
+            kept=len(done) - len(rejudge),
+            rejudged=len(rejudge),
+            activity=lambda: activity_of([*clients, getattr(factory, "_client", None)]),
+        )
+    except BaseException:
+        lease.__exit__(None, None, None)
+        raise
+    observer.run_started(started)
+    return _Prepared(loaded, record, runner, judging, probing, caller_client, lease, started)
+
+
+def _scenario_filter(options: RunOptions, resumed: RunRecord | None) -> tuple[str, ...]:
+    """The scenario globs of the run; a resumed run keeps the ones it was started with."""
+    if resumed is None:
+        return tuple(options.scenarios)
+    recorded = tuple(resumed.config.get("scenarios", ()))
+    if options.scenarios and tuple(options.scenarios) != recorded:
+        shown = " ".join(f"--scenario {p}" for p in recorded) or "no --scenario"
+        raise InputError(f"run {resumed.id} was started with {shown}; resume it with the same")
+    return recorded
+
+
+def _run_noise(resumed: RunRecord | None, given: float | None) -> float | None:
+    """The run's noise level; a resumed run keeps the one it was started with."""
+    if resumed is None:
+        return given
+    recorded = resumed.config.get("noise")
+    if given is not None and given != recorded:
+        started = "without --noise" if recorded is None else f"with --noise {recorded}"
+        raise InputError(f"run {resumed.id} was started {started}; resume it with the same level")
+    return None if recorded is None else float(recorded)
+
+
+def _agent(
+    options: RunOptions, loaded: LoadedSuite, resumed: RunRecord | None
+) -> tuple[str, AgentFactory]:
+    """The agent's name as the run records it, and the factory that builds one per call."""
+    from polygon_voice.agents import AgentLoadError, as_factory, resolve_agent
+    from polygon_voice.masking import MASK, mask_url
+
+    given = options.agent
+    if given is not None and not isinstance(given, str):
+        name = f"{getattr(given, '__module__', '?')}:{getattr(given, '__qualname__', '?')}"
+        if resumed is not None and resumed.agent != name:
+            raise InputError(f"run {resumed.id} was started with agent {resumed.agent}, not {name}")
+        try:
+            return name, as_factory(given, name)
+        except AgentLoadError as exc:
+            raise InputError(str(exc)) from None
+    if resumed is not None:
+        if given is not None and mask_url(given) != resumed.agent:
+            raise InputError(
+                f"run {resumed.id} was started with --agent {resumed.agent}; resume it with "
+                "the same agent (or leave it out)"
+            )
+        if given is None and MASK in resumed.agent:
+            raise InputError(
+                f"run {resumed.id}'s agent {resumed.agent} carries a credential, which is "
+                "never stored; resume it with --agent and the full URL again"
+            )
+        spec = given or resumed.agent
+    else:
+        spec = given or loaded.suite.agent or ""
+        if not spec:
+            raise InputError(
+                f"{_shown_path(loaded)}: no agent given: pass --agent or add an 'agent:' key "
+                "to the suite"
+            )
+    try:
+        return spec, resolve_agent(spec, None if _in_code(loaded) else loaded.base_dir)
+    except AgentLoadError as exc:
+        raise InputError(str(exc)) from None
+
+
+def _preflight(
+    options: RunOptions,
+    loaded: LoadedSuite,
+    judging: Judging,
+    probing: Probing | None,
+    factory: AgentFactory,
+) -> None:
+    """Stop before the first call when a model role the run needs cannot work."""
+    from polygon_voice import preflight
+    from polygon_voice.agents.prompt_agent import PromptAgentFactory
+    from polygon_voice.api.setup import llm_settings
+
+    prompt_agent = factory if isinstance(factory, PromptAgentFactory) else None
+    model_probes = (
+        [p.id for p in probing.probes if p.rule is None]
+        if probing is not None and probing.client is not None
+        else []
+    )
+    problems = preflight.check_run_roles(
+        llm_settings(options.llm_config),
+        judge_llm=judging.judge.name != "deterministic",
+        llm_caller_scenarios=[s.id for s in loaded.suite.scenarios if s.caller == "llm"],
+        prompt_agent=prompt_agent.role_config if prompt_agent is not None else None,
+        prompt_agent_file=str(prompt_agent.path) if prompt_agent is not None else None,
+        model_probes=model_probes,
+    )
+    if problems:
+        error = SetupError(str(preflight.SetupError(problems)))
+        error.problems = problems  # type: ignore[attr-defined]
+        raise error
+
+
+def _start(
+    store: Store,
+    loaded: LoadedSuite,
+    agent_spec: str,
+    options: RunOptions,
+    judging: Judging,
+    noise: float | None,
+) -> tuple[RunRecord, LeaseKeeper, set[str]]:
+    from polygon_voice import __version__
+    from polygon_voice.agents import describe_agent
+    from polygon_voice.api.setup import run_persona_config
+    from polygon_voice.store import RunRecord, new_run_id
+
+    describe = {} if _in_code(loaded) else describe_agent(agent_spec, loaded.base_dir)
+    record = RunRecord(
+        id=new_run_id(),
+        suite=loaded.suite.name,
+        suite_path=str(loaded.path),
+        suite_hash=loaded.hash,
+        agent=agent_spec,
+        seed=options.seed,
+        status="running",
+        started_at=datetime.now(UTC),
+        config={
+            "agent_spec": agent_spec,
+            # A prompt agent's model, prompt version and profile hash (empty for others).
+            **describe,
+            "noise": noise,
+            # Recorded with the run, so its report says which judge and rubric scored it.
+            "judge": judging.judge.name,
+            "rubric": judging.rubric.version,
+            "judge_repeats": judging.repeats,
+            **({"scenarios": list(options.scenarios)} if options.scenarios else {}),
+            **run_persona_config(loaded.suite),
+        },
+        polygon_version=__version__,
+    )
+    store.create_run(record)
+    return record, _hold_lease(store, record.id, None), set()
+
+
+def _resume(
+    store: Store,
+    loaded: LoadedSuite,
+    record: RunRecord,
+    agent_spec: str,
+    observer: RunObserver,
+) -> tuple[RunRecord, LeaseKeeper, set[str]]:
+    from polygon_voice.api.setup import check_resumed_personas
+
+    record = record.model_copy(update={"agent": agent_spec})
+    lease = _hold_lease(store, record.id, observer)  # before anything is read
+    try:
+        if record.suite_hash != loaded.hash:
+            raise InputError(
+                f"run {record.id} was made from a different version of {_shown_path(loaded)} "
+                f"(hash {record.suite_hash}, now {loaded.hash}); start a new run instead"
+            )
+        check_resumed_personas(record, loaded)
+        done = store.conversation_ids(record.id)
+    except BaseException:
+        lease.__exit__(None, None, None)
+        raise
+    observer.note(f"Resuming run {record.id}: {len(done)} calls already stored are kept.")
+    return record, lease, done
+
+
+def _hold_lease(store: Store, run_id: str, observer: RunObserver | None) -> LeaseKeeper:
+    """The run's lease, renewed until released; InputError when another process holds it."""
+    from polygon_voice.store import StoreError
+    from polygon_voice.store.leases import LeaseKeeper
+
+    try:
+        keeper = LeaseKeeper(store, run_id).__enter__()
+    except StoreError as exc:  # LeaseHeld among them
+        raise InputError(str(exc)) from None
+    if observer is not None and keeper.lease is not None and keeper.lease.taken_over:
+        observer.note(f"Run {run_id}: the process that held it is gone; taking it over.")
+    return keeper
+
+
+def _release(keeper: LeaseKeeper, observer: RunObserver) -> None:
+    keeper.__exit__(None, None, None)
+    if keeper.lost and keeper.lease is not None:
+        observer.warning(
+            f"the lease of run {keeper.lease.run_id} lapsed during this run and another "
+            "process took the run over; check it with polygon show"
+        )
+
+
+# -- after the last call -----------------------------------------------------------------
+
+
+def _interrupted(store: Store, prepared: _Prepared) -> RunInterrupted:
+    record = prepared.record
+    store.finish_run(record.id, "interrupted", datetime.now(UTC))
+    where = record.suite_path if record.suite_path != IN_CODE else "SUITE"
+    return RunInterrupted(
+        f"interrupted; finished calls are stored. Resume with: polygon run {where} "
+        f"--resume {record.id}",
+        run_id=record.id,
+    )
+
+
+def _finish(store: Store, prepared: _Prepared, tally: RunTally, options: RunOptions) -> RunResult:
+    from polygon_voice.api.collect import read_run
+    from polygon_voice.api.setup import merged_usage
+
+    record = prepared.record
+    probe_client = prepared.probing.client if prepared.probing is not None else None
+    caller = prepared.caller_client
+    usage = merged_usage(
+        caller.usage if caller is not None else None,
+        prepared.judging.usage,
+        probe_client.usage if probe_client is not None else None,
+    )
+    updates = {"llm_usage": usage} if usage is not None else None
+    store.finish_run(record.id, "finished", datetime.now(UTC), config_updates=updates)
+    report = transcripts = None
+    if options.write_files:
+        from polygon_voice.report import write_run_files
+
+        out_dir = options.out or Path(".polygon") / "runs" / record.id
+        try:
+            report, transcripts = write_run_files(store, store.get_run(record.id), out_dir)
+        except OSError as exc:
+            raise InputError(
+                f"run {record.id} is stored, but its report cannot be written to {out_dir}: "
+                f"{exc.strerror or exc} (polygon show {record.id} reads the stored run)"
+            ) from None
+    stored = read_run(store, record.id)
+    return RunResult(
+        run_id=record.id,
+        suite=record.suite,
+        agent=_masked(record.agent),
+        status="finished",
+        calls=stored.calls,
+        calls_run=tally.conversations,
+        cases=stored.cases,
+        expectations=stored.expectations,
+        failures=tuple(tally.failures.in_order()),
+        usage=usage,
+        probes=stored.probes,
+        report_path=report,
+        transcripts_path=transcripts,
+        errors=tuple(tally.errors),
+        turns_run=tally.turns,
+        tool_calls_run=tally.tool_calls,
+    )
+
+
+def _masked(agent: str) -> str:
+    from polygon_voice.masking import mask_url
+
+    return mask_url(agent)
+
+
+def _in_code(loaded: LoadedSuite) -> bool:
+    return str(loaded.path) == IN_CODE
+
+
+def _shown_path(loaded: LoadedSuite) -> str:
+    return f"suite {loaded.suite.name}" if _in_code(loaded) else str(loaded.path)

@@ -1,0 +1,217 @@
+"""The pieces of a run set up before its first call: judge, probes, caller model, personas,
+tools and noise checked. Each raises InputError or SetupError; none prints or exits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from polygon_voice.api.errors import InputError, SetupError
+
+if TYPE_CHECKING:
+    from polygon_voice.judge import Judging
+    from polygon_voice.llm import LLMClient, LLMSettings, Usage
+    from polygon_voice.model import Persona, Suite
+    from polygon_voice.probes import Probe, Probing
+    from polygon_voice.scenario import LoadedSuite
+    from polygon_voice.store import RunRecord, Store
+
+
+def llm_settings(llm_config: Path | None) -> LLMSettings:
+    """The model settings of every role: the --llm-config file, then the environment."""
+    from polygon_voice.llm import LLMConfigError, load_llm_config
+
+    try:
+        return load_llm_config(llm_config)
+    except LLMConfigError as exc:
+        raise SetupError(str(exc)) from None
+
+
+def judging_for(
+    judge: str, rubric: str | Path, repeats: int, llm_config: Path | None = None
+) -> Judging:
+    """The run's judge, rubric and repeats; SetupError for a judge that cannot be used."""
+    from polygon_voice.judge import Judging, RubricError, load_rubric
+    from polygon_voice.judge.run import JudgeUnavailable, judge_named
+    from polygon_voice.llm import make_client
+
+    client = None
+    if judge == "llm":  # only the model judge reads the model settings
+        settings = llm_settings(llm_config)
+        client = make_client(settings, "judge") if settings.is_configured("judge") else None
+    try:
+        return Judging(judge_named(judge, client), load_rubric(str(rubric)), repeats)
+    except JudgeUnavailable as exc:
+        raise SetupError(str(exc)) from None
+    except RubricError as exc:
+        raise InputError(str(exc)) from None
+
+
+def judging_options(
+    store: Store,
+    resume: str | None,
+    judge: str | None,
+    rubric: str | Path | None,
+    repeats: int | None,
+) -> tuple[str, str, int]:
+    """The judge options of a run; a resumed run keeps its own and refuses others, so that one
+    run's judgements are all made the same way (and comparable)."""
+    from polygon_voice.judge import BUILTIN, DEFAULT_RUBRIC, RubricError, load_rubric
+
+    if resume is None:
+        return judge or "deterministic", str(rubric or DEFAULT_RUBRIC), repeats or 1
+    record = stored_run(store, resume)
+    config = record.config
+    was_judge = str(config.get("judge", "deterministic"))
+    was_rubric = str(config.get("rubric", DEFAULT_RUBRIC))
+    was_repeats = int(config.get("judge_repeats", 1))
+    started = f"run {record.id} was started with"
+    if judge is not None and judge != was_judge:
+        _bad(f"{started} --judge {was_judge}; resume it with the same judge (or leave it out)")
+    if repeats is not None and repeats != was_repeats:
+        _bad(f"{started} --judge-repeats {was_repeats}; resume it with the same (or leave it out)")
+    if rubric is None:
+        if was_rubric not in BUILTIN:
+            _bad(f"{started} the rubric file version {was_rubric}; pass --rubric FILE again")
+        rubric = was_rubric
+    try:
+        version = load_rubric(str(rubric)).version
+    except RubricError as exc:
+        raise InputError(str(exc)) from None
+    if version != was_rubric:
+        _bad(f"{started} rubric {was_rubric}, not {version}; resume it with the same rubric")
+    return was_judge, str(rubric), was_repeats
+
+
+def stored_run(store: Store, run_id: str) -> RunRecord:
+    """The stored run `run_id` (a unique prefix is enough); InputError when there is none."""
+    from polygon_voice.store import StoreError
+
+    try:
+        return store.get_run(run_id)
+    except StoreError as exc:
+        raise InputError(str(exc)) from None
+
+
+def probe_set(path: Path | None) -> list[Probe]:
+    """The probes of a file, or the built-in ones; InputError for a bad file."""
+    from polygon_voice.probes import BUILTIN_PROBES, ProbeError, load_probes
+
+    if path is None:
+        return list(BUILTIN_PROBES)
+    try:
+        return load_probes(path)
+    except ProbeError as exc:
+        raise InputError(str(exc)) from None
+
+
+def probing_for(path: Path | None, llm_config: Path | None) -> Probing:
+    """A run's probes, with the judge role's model when a probe has no rule of its own."""
+    from polygon_voice.llm import LLMConfigError, make_client
+    from polygon_voice.probes import Probing
+
+    probes = probe_set(path)
+    if all(p.rule is not None for p in probes):
+        return Probing(probes)
+    try:
+        # Probes are asked of the judge's model (temperature 0) in calls of their own.
+        client = make_client(llm_settings(llm_config), "judge")
+    except LLMConfigError as exc:
+        asked = ", ".join(p.id for p in probes if p.rule is None)
+        raise SetupError(f"{path}: probes {asked} need a model: {exc}") from None
+    return Probing(probes, client)
+
+
+def caller_client_for(loaded: LoadedSuite, llm_config: Path | None) -> LLMClient | None:
+    """The caller model's client when a scenario has `caller: llm`; None when none has."""
+    from polygon_voice.caller.llm import llm_caller_client
+    from polygon_voice.llm import LLMConfigError
+
+    try:
+        return llm_caller_client(loaded.suite, llm_settings(llm_config))
+    except LLMConfigError as exc:
+        raise SetupError(f"{loaded.path}: {exc}") from None
+
+
+def with_stored_personas(store: Store, loaded: LoadedSuite) -> LoadedSuite:
+    """The suite with its `persona_ref`s filled in from the database."""
+    from polygon_voice.scenario import SuiteError
+    from polygon_voice.scenario.persona_refs import resolve_persona_refs, uses_stored_personas
+    from polygon_voice.store import StoreError
+
+    if not uses_stored_personas(loaded.suite):
+        return loaded
+
+    def lookup(persona_id: str) -> Persona:
+        try:
+            record = store.get_persona(persona_id)
+        except StoreError as exc:
+            raise LookupError(str(exc)) from exc
+        if record.id != persona_id:  # a prefix: a suite must name the persona exactly
+            raise LookupError(f"no persona has this id (did you mean {record.id}?)")
+        return record.persona
+
+    try:
+        return resolve_persona_refs(loaded, lookup)
+    except SuiteError as exc:
+        raise InputError(str(exc)) from None
+
+
+def run_persona_config(suite: Suite) -> dict[str, Any]:
+    """What a run records of its stored personas: which one (and version) played which scenario."""
+    from polygon_voice.scenario.persona_refs import persona_links
+
+    links = persona_links(suite)
+    return {"personas": links} if links else {}
+
+
+def check_resumed_personas(record: RunRecord, loaded: LoadedSuite) -> None:
+    """InputError when a stored persona of the run changed (refreshed) since it started."""
+    from polygon_voice.scenario.persona_refs import persona_links
+
+    if record.config.get("personas", []) != persona_links(loaded.suite):
+        _bad(
+            f"run {record.id} was started with other versions of its stored personas "
+            "(refreshed since?); start a new run instead"
+        )
+
+
+def check_tools_and_noise(loaded: LoadedSuite, noise: float | None) -> None:
+    """The suite's tools compile and its noise levels can be applied (word lists, extras)."""
+    from polygon_voice.noise import NoiseError
+    from polygon_voice.runner import CallBuilder
+    from polygon_voice.tools import ToolConfigError
+
+    builder = CallBuilder(loaded.suite, _no_agent, 0, noise=noise)
+    try:
+        builder.check()
+    except ToolConfigError as exc:
+        raise InputError(f"{loaded.path}: {exc}") from None
+    try:
+        builder.check_noise()
+    except NoiseError as exc:
+        raise SetupError(f"{loaded.path}: {exc}") from None
+
+
+def merged_usage(*usages: Usage | None) -> dict[str, Any] | None:
+    """The caller's, the judge's and the probes' model usage as one `llm_usage` (None when
+    no model ran); the probes share the judge role, so their tallies add to the judge's."""
+    from polygon_voice.llm import Usage
+
+    # By identity: a client shared by two stages must not count its calls twice.
+    present = list({id(u): u for u in usages if u is not None}.values())
+    if not present:
+        return None
+    total = Usage()
+    for usage in present:
+        for role, tally in usage.roles.items():
+            total.roles[role].add(tally)
+    return total.to_dict()
+
+
+def _no_agent(_: object) -> NoReturn:
+    raise AssertionError("checking tools builds no agent")
+
+
+def _bad(message: str) -> NoReturn:
+    raise InputError(message)

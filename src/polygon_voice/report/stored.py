@@ -1,0 +1,116 @@
+"""Stored results read for the reading commands (`runs`, `show`, `gate`) and their `--json`.
+
+The JSON shapes reuse report.json's: a run is `run_header`, a conversation is report.json's
+conversation entry (`conversation_entry`), a case is `case_entry`. docs/results.md lists them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from fnmatch import fnmatchcase
+from typing import Any
+
+from polygon_voice.model import CaseScore
+from polygon_voice.report.files import case_entry, conversation_entry, run_header
+from polygon_voice.report.terminal import CallVerdict
+from polygon_voice.store import ConversationSummary, RunRecord, Store
+
+
+def call_verdicts(store: Store, run_id: str, judgement_set: str = "") -> dict[str, CallVerdict]:
+    """Each judged call's verdict and composite, by conversation id, from the judge stage's
+    set `judgement_set` ("" is the run's own); the conversations themselves are not read."""
+    return {
+        conversation_id: CallVerdict(str(data.get("verdict", "")), _number(data.get("composite")))
+        for conversation_id, data in store.iter_stage_results(run_id, "judge", judgement_set)
+    }
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def scenario_filter(patterns: Iterable[str]) -> Callable[[str], bool]:
+    """Whether a scenario id matches any of the shell-style patterns; no pattern: all do."""
+    given = list(patterns)
+    if not given:
+        return lambda _: True
+    return lambda scenario: any(fnmatchcase(scenario, pattern) for pattern in given)
+
+
+def filtered_summaries(
+    store: Store, run_id: str, keep: Callable[[str], bool]
+) -> Iterator[ConversationSummary]:
+    """A run's conversation summaries in plan order, those whose scenario `keep` accepts."""
+    return (s for s in store.iter_summaries(run_id) if keep(s.scenario_id))
+
+
+def run_entry(run: RunRecord) -> dict[str, Any]:
+    """A run as `runs --json` lists it: report.json's header and its number of calls."""
+    return {**run_header(run), "conversation_count": run.conversation_count}
+
+
+class _Aligned:
+    """One stage's results read alongside the conversations, both in plan order: a result
+    belongs to the current conversation or a later one, so only the next one is held."""
+
+    def __init__(self, results: Iterator[tuple[str, dict[str, Any]]]) -> None:
+        self._results = results
+        self._next = next(results, None)
+
+    def get(self, conversation_id: str) -> dict[str, Any] | None:
+        if self._next is None or self._next[0] != conversation_id:
+            return None
+        data = self._next[1]
+        self._next = next(self._results, None)
+        return data
+
+
+def conversation_entries(
+    store: Store, run_id: str, judgement_set: str, keep: Callable[[str], bool]
+) -> Iterator[dict[str, Any]]:
+    """report.json's conversation entries of a run in plan order, streamed, filtered by scenario."""
+    judged = _Aligned(store.iter_stage_results(run_id, "judge", judgement_set))
+    checked = _Aligned(store.iter_stage_results(run_id, "conversation_checks"))
+    probed = _Aligned(store.iter_stage_results(run_id, "probes"))
+    expected = _Aligned(store.iter_stage_results(run_id, "expect"))
+    for result in store.iter_conversations(run_id):
+        stages = [stage.get(result.id) for stage in (judged, checked, probed, expected)]
+        if keep(result.scenario_id):
+            yield conversation_entry(result, *stages)
+
+
+def run_document(
+    store: Store, run: RunRecord, judgement_set: str, keep: Callable[[str], bool]
+) -> dict[str, Any]:
+    """`show RUN --json`: the run's header, its judgement sets and its conversation entries."""
+    return {
+        **run_entry(run),
+        "judgement_set": judgement_set,
+        "judgement_sets": store.stage_result_names(run.id, "judge"),
+        "conversations": list(conversation_entries(store, run.id, judgement_set, keep)),
+    }
+
+
+def conversation_document(
+    store: Store, run: RunRecord, conversation_id: str, judgement_set: str
+) -> dict[str, Any]:
+    """`show RUN --conversation ID --json`: report.json's entry for the call, its three-layer
+    case (null for other scenarios) and the whole stored conversation (a transcripts.jsonl
+    line)."""
+    played = store.get_conversation(run.id, conversation_id)
+
+    def stage(name: str, set_name: str = "") -> dict[str, Any] | None:
+        return store.get_stage_result(run.id, conversation_id, name, set_name)
+
+    entry = conversation_entry(
+        played, stage("judge", judgement_set), stage("conversation_checks"), stage("probes"),
+        stage("expect"),
+    )  # fmt: skip
+    case = stage("checks")
+    return {
+        "run_id": run.id,
+        "judgement_set": judgement_set,
+        **entry,
+        "case": None if case is None else case_entry(CaseScore.model_validate(case)),
+        "conversation": played.model_dump(mode="json"),
+    }
