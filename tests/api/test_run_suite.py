@@ -333,3 +333,24 @@ def test_a_judge_endpoint_that_dies_mid_run_exits_3_naming_it(tmp_path: Path) ->
     assert (failure.role, failure.count) == ("judge", 8)
     assert "reset" in failure.first_error.lower()
     assert result.exit_code(fail_on="warn") == ExitCode.INFRASTRUCTURE
+
+
+class BookingServiceDown(InfrastructureError):
+    """A team's own infrastructure error, a subclass of the public one."""
+
+
+class UnreachableBySubclass(Unreachable):
+    async def respond(self, event: object):  # type: ignore[no-untyped-def]
+        if isinstance(event, CallStarted):
+            raise BookingServiceDown("booking service timed out after 30 s")
+        yield Say(text="never")
+
+
+def test_a_subclass_of_the_infrastructure_error_counts_as_infrastructure_too() -> None:
+    down = run_suite(EXAMPLE_SUITE, agent=UnreachableBySubclass, write_files=False, db="r.db")
+    (failure,) = down.failures
+    assert (failure.role, failure.count) == ("agent", 9)
+    # The team's class name stays in the message, after the base the run recognises.
+    assert failure.first_error == "BookingServiceDown: booking service timed out after 30 s"
+    assert down.calls[0].end_message.startswith("agent raised InfrastructureError: ")
+    assert down.exit_code() == ExitCode.INFRASTRUCTURE

@@ -216,3 +216,19 @@ def test_a_scenario_filter_matching_nothing_names_the_scenarios(polygon: Polygon
     assert "nope-*" in result.stderr
     assert "change-quantity" in result.stderr
     assert stored_runs(polygon) == []
+
+
+def test_a_judge_whose_every_answer_is_unusable_exits_3_and_is_not_offered_a_resume(
+    polygon: Polygon, server: list[FakeLLMServer]
+) -> None:
+    # The judge answers every call, but never in the judgement's shape: all calls unscored.
+    fake = serve(server, Rule(role="judge", json={"scores": {}, "evidence": "x"}))
+    config = llm_config(polygon.workdir, fake.base_url, "judge")
+    result = polygon.subprocess(
+        "run", str(EXAMPLE_SUITE), "--judge", "llm", "--llm-config", str(config), env=CLEAN_ENV
+    )
+    assert result.returncode == ExitCode.INFRASTRUCTURE
+    assert "the judge model failed for 9 call(s): its answers could not be used" in result.stderr
+    assert "'criteria' is a required property" in result.stderr
+    assert "judges them again" not in result.stderr  # a resume would replay the same answers
+    assert "Traceback" not in result.stderr

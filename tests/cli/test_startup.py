@@ -117,6 +117,26 @@ def test_runs_on_a_current_database_imports_no_alembic(tmp_path: Path) -> None:
     assert imported == [COMMANDS["runs"].module]
 
 
+@pytest.mark.parametrize("as_json", [False, True])
+def test_runs_on_a_current_sqlite_database_imports_no_sqlalchemy(
+    tmp_path: Path, as_json: bool
+) -> None:
+    db = tmp_path / "results.db"
+    extra = ("--json",) if as_json else ()
+    # A new database is created and migrated by the Store, with SQLAlchemy.
+    first, first_modules = run_polygon(tmp_path, "runs", *extra, "--db", str(db))
+    assert first.returncode == 0, first.stderr
+    assert loaded(first_modules, "sqlalchemy")
+    again, modules = run_polygon(tmp_path, "runs", *extra, "--db", str(db))
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == first.stdout
+    for heavy in ("sqlalchemy", "alembic", "polygon_voice.model", "polygon_voice.store.store"):
+        assert not loaded(modules, heavy), f"`polygon runs` imported {loaded(modules, heavy)}"
+    # Nor the run and conversation views, which build the conversation models.
+    assert "polygon_voice.report.terminal" not in modules
+    assert "polygon_voice.report.files" not in modules
+
+
 def test_lint_opens_no_database(tmp_path: Path) -> None:
     prompt = tmp_path / "prompt.md"
     prompt.write_text("Always greet the caller. Never read out a card number.\n")

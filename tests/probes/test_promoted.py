@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from polygon_voice.cli.runs import merged_usage
+from polygon_voice.api.setup import merged_usage
 from polygon_voice.judge import V2, DeterministicJudge, JudgeInput, Rubric, load_rubric
 from polygon_voice.judge.base import judge_conversation, judge_conversation_async
 from polygon_voice.judge.llm import LLMJudge, answer_schema

@@ -16,6 +16,7 @@ def test_public_api_is_pinned() -> None:
         "RunStatus",
         "Store",
         "StoreError",
+        "list_runs_read_only",
         "mask_url",
         "new_persona_id",
         "new_run_id",

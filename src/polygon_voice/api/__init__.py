@@ -23,28 +23,28 @@ if TYPE_CHECKING:
     from polygon_voice.api.run import open_store, run_suite, run_suite_async
     from polygon_voice.api.suites import builtin_suites, load_suite, select_scenarios
     from polygon_voice.runner.failures import RoleFailure
-else:
-    # Public name -> the module that defines it, imported when the name is first read.
-    __getattr__, __dir__ = lazy_exports(
-        __name__,
-        {
-            "polygon_voice.api.config": ("FailOn", "RunOptions"),
-            "polygon_voice.api.errors": (
-                "ExitCode",
-                "InfrastructureError",
-                "InputError",
-                "PolygonError",
-                "RunInterrupted",
-                "SetupError",
-            ),
-            "polygon_voice.api.events": ("RequestCounts", "RunObserver", "RunStarted"),
-            "polygon_voice.api.rejudge": ("RejudgeOptions", "rejudge_run"),
-            "polygon_voice.api.results": ("CallResult", "ProbeSummary", "RunResult"),
-            "polygon_voice.api.run": ("open_store", "run_suite", "run_suite_async"),
-            "polygon_voice.api.suites": ("builtin_suites", "load_suite", "select_scenarios"),
-            "polygon_voice.runner.failures": ("RoleFailure",),
-        },
-    )
+
+# Public name -> the module that defines it, imported when the name is first read; the
+# package `polygon_voice` re-exports the same table.
+EXPORTS: dict[str, tuple[str, ...]] = {
+    "polygon_voice.api.config": ("FailOn", "RunOptions"),
+    "polygon_voice.api.errors": (
+        "ExitCode",
+        "InfrastructureError",
+        "InputError",
+        "PolygonError",
+        "RunInterrupted",
+        "SetupError",
+    ),
+    "polygon_voice.api.events": ("RequestCounts", "RunObserver", "RunStarted"),
+    "polygon_voice.api.rejudge": ("RejudgeOptions", "rejudge_run"),
+    "polygon_voice.api.results": ("CallResult", "ProbeSummary", "RunResult"),
+    "polygon_voice.api.run": ("open_store", "run_suite", "run_suite_async"),
+    "polygon_voice.api.suites": ("builtin_suites", "load_suite", "select_scenarios"),
+    "polygon_voice.runner.failures": ("RoleFailure",),
+}
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(__name__, EXPORTS)
 
 __all__ = [
     "CallResult",

@@ -16,7 +16,7 @@ from polygon_voice.cli.app import app
 from polygon_voice.cli.common import DbOption, JsonOption, console, fail, open_store, print_json
 
 if TYPE_CHECKING:
-    from polygon_voice.probes import Probe, Probing
+    from polygon_voice.probes import Probe
     from polygon_voice.probes.summary import TrendPoint
 
 probes_app = typer.Typer(
@@ -33,31 +33,13 @@ ProbesOption = Annotated[
 
 def probe_set(path: Path | None) -> list[Probe]:
     """The probes of a file, or the built-in ones; exits on a bad file."""
-    from polygon_voice.probes import BUILTIN_PROBES, ProbeError, load_probes
+    from polygon_voice.api.errors import InputError
+    from polygon_voice.api.setup import probe_set as load_probe_set
 
-    if path is None:
-        return list(BUILTIN_PROBES)
     try:
-        return load_probes(path)
-    except ProbeError as exc:
+        return load_probe_set(path)
+    except InputError as exc:
         fail(str(exc))
-
-
-def probing_for(path: Path | None, llm_config: Path | None) -> Probing:
-    """A run's probes, with the judge-role model when a probe has no rule; exits when unset."""
-    from polygon_voice.llm import LLMConfigError, load_llm_config, make_client
-    from polygon_voice.probes import Probing
-
-    probes = probe_set(path)
-    if all(p.rule is not None for p in probes):
-        return Probing(probes)
-    try:
-        # Probes are asked of the judge's model (temperature 0, RUB-7) in their own calls.
-        client = make_client(load_llm_config(llm_config), "judge")
-    except LLMConfigError as exc:
-        asked = ", ".join(p.id for p in probes if p.rule is None)
-        fail(f"{path}: probes {asked} need a model: {exc}")
-    return Probing(probes, client)
 
 
 @probes_app.command("list")

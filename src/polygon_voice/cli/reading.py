@@ -33,21 +33,38 @@ def runs(
     db: DbOption = None,
 ) -> None:
     """List stored runs, newest first."""
-    from polygon_voice.store import StoreError
-
-    store = open_store(db)
-    try:
-        records = store.list_runs(limit=limit)
-    except StoreError as exc:
-        fail(str(exc))
+    records = _list_runs(db, limit)
     if as_json:
-        from polygon_voice.report.stored import run_entry
+        from polygon_voice.report.run_list import run_entry
 
         print_json({"runs": [run_entry(record) for record in records]})
         return
-    from polygon_voice.report.terminal import runs_table
+    from polygon_voice.report.run_list import runs_table
 
     console.print(runs_table(records))
+
+
+def _list_runs(db: str | None, limit: int) -> list[RunRecord]:
+    # A current SQLite file is read with the standard library (no SQLAlchemy import, most of
+    # this command's time); anything else, a new database included, goes through the Store.
+    from polygon_voice.store import StoreError, list_runs_read_only, resolve_db_url
+
+    # The databases' LIMIT is a 64-bit integer: a larger --limit means every run.
+    limit = min(limit, 2**63 - 1)
+    try:
+        url = resolve_db_url(db)
+    except StoreError as exc:
+        fail(str(exc))
+    records = list_runs_read_only(url, limit)
+    if records is not None:
+        return records
+    store = open_store(db)
+    try:
+        return store.list_runs(limit=limit)
+    except StoreError as exc:
+        fail(str(exc))
+    finally:
+        store.close()
 
 
 @app.command()

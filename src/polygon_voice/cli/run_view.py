@@ -15,6 +15,7 @@ from polygon_voice.api.errors import ExitCode, PolygonError
 from polygon_voice.api.events import RequestCounts, RunObserver, RunStarted
 from polygon_voice.cli.common import console, errors, fail
 from polygon_voice.cli.progress import progress_bar
+from polygon_voice.judge.run import UNUSABLE_ANSWERS
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -166,7 +167,12 @@ def print_errors(result: RunResult, *, resume_hint: str | None = None) -> None:
         line = f"[bold red]{escape(what)} for {count}:[/] {escape(failure.first_error)}"
         if meaning:
             line += f"; {meaning}"
-        if failure.role == "judge" and resume_hint:
+        # Only a judge that never answered is asked again on resume; unusable answers replay.
+        if (
+            failure.role == "judge"
+            and resume_hint
+            and not failure.first_error.startswith(UNUSABLE_ANSWERS)
+        ):
             line += f" ({escape(resume_hint)} judges them again)"
         errors.print(line)
 

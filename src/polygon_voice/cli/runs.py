@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 from rich.markup import escape
 
-from polygon_voice.api.setup import merged_usage  # noqa: F401  (kept importable from here)
 from polygon_voice.cli.app import app
 from polygon_voice.cli.common import DbOption, LlmConfigOption, console, errors, fail, open_store
 from polygon_voice.suites import BUILTIN_SUITES

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from polygon_voice.agents.base import Agent
+from polygon_voice.api.errors import AGENT_INFRASTRUCTURE_ERRORS
 from polygon_voice.caller.base import Caller, CallView, HangUp, Interrupt, Speak
 from polygon_voice.conversation.clock import EventQueue, Timers, speech_seconds
 from polygon_voice.conversation.loops import Reply, find_loop
@@ -575,11 +576,26 @@ class _SyncActions:
             raise StopAsyncIteration from None
 
 
+def agent_raised(exc: Exception) -> str:
+    """How a call that the agent's exception ended records it: `agent raised NAME: message`.
+
+    A subclass of one of the infrastructure errors (a user's `class BackendDown(
+    InfrastructureError)`) is named by that base, the subclass kept in the message, so that
+    the run counts it as the agent's service failing rather than as a verdict."""
+    name = type(exc).__name__
+    base = next(
+        (c.__name__ for c in type(exc).__mro__ if c.__name__ in AGENT_INFRASTRUCTURE_ERRORS), None
+    )
+    if base is None or base == name:
+        return f"agent raised {name}: {exc}"
+    return f"agent raised {base}: {name}: {exc}"
+
+
 def _start_response(agent: Agent, event: Event) -> AsyncIterator[Action]:
     try:
         actions = agent.respond(event)
     except Exception as exc:
-        raise _AgentFailed(f"agent raised {type(exc).__name__}: {exc}") from exc
+        raise _AgentFailed(agent_raised(exc)) from exc
     if hasattr(actions, "__anext__"):
         return actions  # type: ignore[return-value]
     return _SyncActions(actions)
@@ -591,7 +607,7 @@ async def _next_action(actions: AsyncIterator[Action]) -> Action | None:
     except StopAsyncIteration:
         return None
     except Exception as exc:
-        raise _AgentFailed(f"agent raised {type(exc).__name__}: {exc}") from exc
+        raise _AgentFailed(agent_raised(exc)) from exc
     if not isinstance(action, _ACTION_TYPES):
         names = ", ".join(kind.__name__ for kind in _ACTION_TYPES)
         raise _AgentFailed(f"agent yielded {type(action).__name__}, not an action ({names})")

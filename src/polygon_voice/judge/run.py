@@ -77,6 +77,22 @@ def judge_model_failed(judgement: Judgement) -> str | None:
     return judgement.errors[0] if judgement.errors else "the judge model did not answer"
 
 
+# How a judge failure whose model answered, but unusably, begins (see judge_answers_unusable).
+UNUSABLE_ANSWERS = "its answers could not be used: "
+
+
+def judge_answers_unusable(judgement: Judgement) -> str | None:
+    """The first error of a model judgement left `unscored` although the judge model did
+    answer: no answer could be read (every repeat failed the schema or the score range).
+    The judge role failed for this call as surely as when it never answered, and the run
+    must say so; unlike that case, a rerun would replay the same answers."""
+    if judgement.prompt is None or judgement.verdict != "unscored" or not judgement.errors:
+        return None
+    if None in judgement.raw_answers:
+        return None  # never answered: judge_model_failed
+    return f"{UNUSABLE_ANSWERS}{judgement.errors[0]}"
+
+
 def judge_stage(
     judging: Judging,
     suite: Suite,

@@ -10,11 +10,11 @@ if TYPE_CHECKING:
         TRANSCRIPTS_FILE,
         case_entry,
         case_summary,
-        run_header,
         write_report,
         write_run_files,
         write_transcripts,
     )
+    from polygon_voice.report.run_list import run_header
 else:
     # Each name's module is imported when the name is first read.
     __getattr__, __dir__ = lazy_exports(
@@ -25,11 +25,11 @@ else:
                 "TRANSCRIPTS_FILE",
                 "case_entry",
                 "case_summary",
-                "run_header",
                 "write_report",
                 "write_run_files",
                 "write_transcripts",
             ),
+            "polygon_voice.report.run_list": ("run_header",),
         },
     )
 

@@ -12,6 +12,7 @@ from polygon_voice.checks import RunSummary
 from polygon_voice.model import AXES, CaseScore, ConversationResult
 from polygon_voice.noise import caller_wer
 from polygon_voice.probes.summary import report_rows, run_compliance, stored_answers
+from polygon_voice.report.run_list import run_header
 from polygon_voice.store import RunRecord, Store
 
 REPORT_FILE = "report.json"
@@ -57,26 +58,6 @@ def write_report(store: Store, run: RunRecord, path: Path, judgement_set: str = 
         out.write("\n}\n")
     tmp.replace(path)
     return path
-
-
-def run_header(run: RunRecord) -> dict[str, Any]:
-    """The fields that identify a run."""
-    return {
-        "run_id": run.id,
-        "suite": run.suite,
-        "suite_path": run.suite_path,
-        "suite_hash": run.suite_hash,
-        "agent": run.agent,
-        "seed": run.seed,
-        "status": run.status,
-        "started_at": run.started_at.isoformat(),
-        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
-        "polygon_version": run.polygon_version,
-        # `polygon run --noise`; null: each scenario's or the suite's level applied.
-        "noise": run.config.get("noise"),
-        # Calls, tokens and cost of the run's model calls per role; null when none were made.
-        "llm_usage": run.config.get("llm_usage"),
-    }
 
 
 def conversation_entry(
@@ -142,6 +123,20 @@ class _Aligned:
         return data
 
 
+def iter_conversation_entries(
+    store: Store, run_id: str, judgement_set: str = ""
+) -> Iterator[tuple[ConversationResult, dict[str, Any]]]:
+    """Each stored conversation of a run in plan order with its report.json entry, streamed:
+    one conversation and the next result of each stage are held at a time."""
+    judged = _Aligned(store.iter_stage_results(run_id, "judge", judgement_set))
+    checked = _Aligned(store.iter_stage_results(run_id, "conversation_checks"))
+    probed = _Aligned(store.iter_stage_results(run_id, "probes"))
+    expected = _Aligned(store.iter_stage_results(run_id, "expect"))
+    for result in store.iter_conversations(run_id):
+        stages = [stage.get(result.id) for stage in (judged, checked, probed, expected)]
+        yield result, conversation_entry(result, *stages)
+
+
 def _write_conversations(
     store: Store, run_id: str, out: TextIO, judgement_set: str = ""
 ) -> dict[str, Any]:
@@ -150,20 +145,9 @@ def _write_conversations(
     verdicts: Counter[str] = Counter()
     composite_total, composites = 0.0, 0  # a running mean: nothing grows with the run
     turns = calls = count = 0
-    judged = _Aligned(store.iter_stage_results(run_id, "judge", judgement_set))
-    checked = _Aligned(store.iter_stage_results(run_id, "conversation_checks"))
-    probed = _Aligned(store.iter_stage_results(run_id, "probes"))
-    expected = _Aligned(store.iter_stage_results(run_id, "expect"))
     outcomes: Counter[str] = Counter()
     out.write('  "conversations": [')
-    for result in store.iter_conversations(run_id):
-        entry = conversation_entry(
-            result,
-            judged.get(result.id),
-            checked.get(result.id),
-            probed.get(result.id),
-            expected.get(result.id),
-        )
+    for _, entry in iter_conversation_entries(store, run_id, judgement_set):
         outcomes[_expect_outcome(entry.get("expect"))] += 1
         out.write(("\n    " if count == 0 else ",\n    ") + json.dumps(entry, ensure_ascii=False))
         count += 1

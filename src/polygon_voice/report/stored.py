@@ -11,7 +11,12 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from polygon_voice.model import CaseScore
-from polygon_voice.report.files import case_entry, conversation_entry, run_header
+from polygon_voice.report.files import (
+    case_entry,
+    conversation_entry,
+    iter_conversation_entries,
+)
+from polygon_voice.report.run_list import run_entry
 from polygon_voice.report.terminal import CallVerdict
 from polygon_voice.store import ConversationSummary, RunRecord, Store
 
@@ -44,39 +49,13 @@ def filtered_summaries(
     return (s for s in store.iter_summaries(run_id) if keep(s.scenario_id))
 
 
-def run_entry(run: RunRecord) -> dict[str, Any]:
-    """A run as `runs --json` lists it: report.json's header and its number of calls."""
-    return {**run_header(run), "conversation_count": run.conversation_count}
-
-
-class _Aligned:
-    """One stage's results read alongside the conversations, both in plan order: a result
-    belongs to the current conversation or a later one, so only the next one is held."""
-
-    def __init__(self, results: Iterator[tuple[str, dict[str, Any]]]) -> None:
-        self._results = results
-        self._next = next(results, None)
-
-    def get(self, conversation_id: str) -> dict[str, Any] | None:
-        if self._next is None or self._next[0] != conversation_id:
-            return None
-        data = self._next[1]
-        self._next = next(self._results, None)
-        return data
-
-
 def conversation_entries(
     store: Store, run_id: str, judgement_set: str, keep: Callable[[str], bool]
 ) -> Iterator[dict[str, Any]]:
     """report.json's conversation entries of a run in plan order, streamed, filtered by scenario."""
-    judged = _Aligned(store.iter_stage_results(run_id, "judge", judgement_set))
-    checked = _Aligned(store.iter_stage_results(run_id, "conversation_checks"))
-    probed = _Aligned(store.iter_stage_results(run_id, "probes"))
-    expected = _Aligned(store.iter_stage_results(run_id, "expect"))
-    for result in store.iter_conversations(run_id):
-        stages = [stage.get(result.id) for stage in (judged, checked, probed, expected)]
+    for result, entry in iter_conversation_entries(store, run_id, judgement_set):
         if keep(result.scenario_id):
-            yield conversation_entry(result, *stages)
+            yield entry
 
 
 def run_document(

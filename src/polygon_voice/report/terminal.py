@@ -21,7 +21,7 @@ from polygon_voice.model.judgement import Judgement
 from polygon_voice.model.trace import TraceEntry, Turn
 from polygon_voice.noise import caller_wer
 from polygon_voice.report.layout import Column, FitTable
-from polygon_voice.store import ConversationSummary, RunRecord
+from polygon_voice.store import ConversationSummary
 from polygon_voice.textsafe import visible
 
 if TYPE_CHECKING:
@@ -41,24 +41,6 @@ _REASON_STYLE = {
 def reason_text(reason: str) -> Text:
     """An end reason, coloured by how worrying it is."""
     return Text(reason, style=_REASON_STYLE.get(reason, ""))
-
-
-def runs_table(runs: Iterable[RunRecord]) -> FitTable:
-    """Stored runs, newest first."""
-    columns = (Column("run", whole=True), "suite", "agent", Column("seed", right=True), "status",
-               Column("calls", right=True), Column("started (UTC)", whole=True))  # fmt: skip
-    table = FitTable("Runs", columns)
-    for run in runs:
-        table.add_row(
-            run.id,
-            run.suite,
-            run.agent,
-            str(run.seed),
-            Text(run.status, style="green" if run.status == "finished" else "yellow"),
-            str(run.conversation_count),
-            run.started_at.strftime("%Y-%m-%d %H:%M:%S"),
-        )
-    return table
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from polygon_voice.checks import RunSummary, is_case, score_case
 from polygon_voice.checks.expect import check_expectations
 from polygon_voice.conversation import Hearing
 from polygon_voice.judge import Judging, judge_stage_async
-from polygon_voice.judge.run import judge_model_failed
+from polygon_voice.judge.run import judge_answers_unusable, judge_model_failed
 from polygon_voice.model import CaseScore, ConversationResult, EndReason, ExpectResult, Suite
 from polygon_voice.model.judgement import Judgement
 from polygon_voice.model.probes import ProbeResults
@@ -68,6 +68,9 @@ class RunTally:
             self.judge_failures += 1
             self.first_judge_error = self.first_judge_error or failed
             self.failures.add("judge", failed)
+        unusable = judge_answers_unusable(judgement)
+        if unusable is not None:
+            self.failures.add("judge", unusable)
         if judgement.composite is not None:
             self.composite_total += judgement.composite
             self.composites += 1

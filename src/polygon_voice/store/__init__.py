@@ -6,16 +6,14 @@ from polygon_voice._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from polygon_voice.store.errors import StoreError
+    from polygon_voice.store.fast_read import list_runs_read_only
     from polygon_voice.store.records import (
-        RUN_STATUSES,
         ConversationSummary,
         PersonaConversation,
         PersonaRecord,
-        RunRecord,
-        RunStatus,
         new_persona_id,
-        new_run_id,
     )
+    from polygon_voice.store.run_record import RUN_STATUSES, RunRecord, RunStatus, new_run_id
     from polygon_voice.store.store import Store
     from polygon_voice.store.urls import DB_ENV, mask_url, resolve_db_url
 else:
@@ -24,14 +22,18 @@ else:
         __name__,
         {
             "polygon_voice.store.errors": ("StoreError",),
+            "polygon_voice.store.fast_read": ("list_runs_read_only",),
             "polygon_voice.store.records": (
-                "RUN_STATUSES",
                 "ConversationSummary",
                 "PersonaConversation",
                 "PersonaRecord",
+                "new_persona_id",
+            ),
+            # Apart from the conversation records: listing runs builds no conversation model.
+            "polygon_voice.store.run_record": (
+                "RUN_STATUSES",
                 "RunRecord",
                 "RunStatus",
-                "new_persona_id",
                 "new_run_id",
             ),
             "polygon_voice.store.store": ("Store",),
@@ -49,6 +51,7 @@ __all__ = [
     "RunStatus",
     "Store",
     "StoreError",
+    "list_runs_read_only",
     "mask_url",
     "new_persona_id",
     "new_run_id",

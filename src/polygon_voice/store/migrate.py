@@ -10,14 +10,23 @@ from sqlalchemy.engine import Connection, Engine
 
 from polygon_voice.store.errors import StoreError
 
+# HEAD_REVISION is kept apart (and re-exported here) so opening an up-to-date database costs
+# one query and no Alembic import, and `runs` can check it without SQLAlchemy.
+from polygon_voice.store.revision import HEAD_REVISION, VERSION_TABLE
+
 if TYPE_CHECKING:
     from alembic.config import Config
 
-# The newest revision in migrations/versions; a test pins it to Alembic's own head.
-# Kept here so opening an up-to-date database costs one query and no Alembic import.
-HEAD_REVISION = "0004"
+__all__ = [
+    "HEAD_REVISION",
+    "MIGRATIONS_DIR",
+    "VERSION_TABLE",
+    "alembic_config",
+    "current_revision",
+    "ensure_schema",
+]
+
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
-VERSION_TABLE = "alembic_version"
 
 
 def current_revision(connection: Connection) -> str | None:

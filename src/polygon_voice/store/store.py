@@ -150,7 +150,7 @@ class Store(PersonaStore, LeaseStore):
 
     def list_runs(self, limit: int | None = None) -> list[RunRecord]:
         """Runs newest first, each with its number of stored conversations."""
-        stmt = _SELECT_RUN.order_by(runs.c.started_at.desc(), runs.c.id.desc()).limit(limit)
+        stmt = list_runs_statement(limit)
         with self._reading("list runs") as conn:
             return [_run_record(row) for row in conn.execute(stmt)]
 
@@ -485,6 +485,11 @@ class _Reading:
         self._conn.close()
         if isinstance(exc, SQLAlchemyError):
             raise self._store._failure(self._action, exc) from exc
+
+
+def list_runs_statement(limit: int | None) -> _AnySelect:
+    """Runs newest first; store/fast_read.py ships this statement compiled for SQLite."""
+    return _SELECT_RUN.order_by(runs.c.started_at.desc(), runs.c.id.desc()).limit(limit)
 
 
 def _run_record(row: _AnyRow) -> RunRecord:
