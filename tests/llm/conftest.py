@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from polygon_voice.llm import LLMClient, RetryPolicy, Role, RoleConfig
+from polygon_voice.llm.dialects import forget_forms
 from polygon_voice.testing import FakeLLMServer, Rule
 
 # A key-shaped secret: the tests assert it never leaves the environment variable.
@@ -65,3 +66,11 @@ def client_for(
 
 
 USER_HELLO = [{"role": "user", "content": "Hello, I would like to change my order."}]
+
+
+@pytest.fixture(autouse=True)
+def fresh_forms() -> Iterator[None]:
+    """Each test finds out endpoints' structured-output forms anew (ports are reused)."""
+    forget_forms()
+    yield
+    forget_forms()

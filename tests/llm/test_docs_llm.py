@@ -41,3 +41,15 @@ async def test_the_fake_server_example_passes() -> None:
     namespace: dict[str, Any] = {}
     exec(compile(example, str(DOC), "exec"), namespace)
     await namespace["test_my_judge_reads_scores"]()
+
+
+def test_every_server_kind_configuration_loads(tmp_path: Path) -> None:
+    examples = [b for b in blocks("yaml") if b.startswith("# polygon.yaml for")]
+    assert len(examples) == 5  # hosted, vLLM, Ollama, llama.cpp, LiteLLM
+    for number, example in enumerate(examples):
+        path = tmp_path / f"kind{number}.yaml"
+        path.write_text(example)
+        settings = load_llm_config(path, {})
+        assert any(settings.is_configured(role) for role in ("caller", "judge", "agent"))
+    llamacpp = load_llm_config(tmp_path / "kind3.yaml", {}).role("judge")
+    assert (llamacpp.structured_output, llamacpp.max_concurrency) == ("json_object", 1)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from polygon_voice.llm.cache import ResponseCache, encode_body, request_key
 from polygon_voice.llm.config import LLMSettings, Role, RoleConfig
+from polygon_voice.llm.dialects import FormChoice, form_choice, is_shape_refusal
 from polygon_voice.llm.errors import (
     LLMConfigError,
     LLMError,
@@ -26,7 +27,14 @@ from polygon_voice.llm.reply import (
     storable_body,
 )
 from polygon_voice.llm.retry import RetryPolicy
-from polygon_voice.llm.structured import ResponseSchema, parse_structured, response_format
+from polygon_voice.llm.structured import (
+    ResponseSchema,
+    StructuredForm,
+    parse_structured,
+    response_format,
+    schema_instruction,
+    with_instruction,
+)
 from polygon_voice.llm.transport import OpenAITransport, TransportFailure
 from polygon_voice.llm.usage import RequestActivity, Usage
 from polygon_voice.masking import mask_secrets, mask_url, url_secrets
@@ -34,6 +42,14 @@ from polygon_voice.masking import mask_secrets, mask_url, url_secrets
 log = logging.getLogger("polygon_voice.llm")
 WHOLE_ANSWER_FACTOR = 1.25
 Message = Mapping[str, Any]
+
+
+class _ShapeRefused(Exception):
+    """The server refused the request's structured-output form: try the next, never again."""
+
+    def __init__(self, failure: TransportFailure) -> None:
+        super().__init__(failure.detail)
+        self.failure = failure
 
 
 class LLMClient:
@@ -101,14 +117,46 @@ class LLMClient:
         seed: int | None,
         params: Mapping[str, Any] | None,
     ) -> ChatReply:
-        body = self._body(messages, tools, response_schema, schema_name, temperature, seed, params)
+        if response_schema is None:
+            body = self._body(messages, tools, None, schema_name, temperature, seed, params)
+            return await self._complete(body, None)
+
+        def build(form: StructuredForm) -> dict[str, Any]:
+            return self._body(
+                messages, tools, response_schema, schema_name, temperature, seed, params, form
+            )
+
+        reply, form = await self._structured(build)
+        return reply.with_parsed(parse_structured(reply.text, response_schema, form))
+
+    async def _structured(
+        self, build: Callable[[StructuredForm], dict[str, Any]]
+    ) -> tuple[ChatReply, StructuredForm]:
+        """The reply in the first form the endpoint takes (found out once per endpoint+model)."""
+        choice = self._form_choice()
+        while True:
+            async with choice.deciding():
+                form = choice.form  # read inside: the call that held the lock may have moved on
+                try:
+                    reply = await self._complete(build(form), form)
+                except _ShapeRefused as refused:
+                    self._next_form(choice, form, refused.failure)
+                    continue
+                except LLMFormatError:
+                    choice.settle(form)  # answered in this form: the answer is what was wrong
+                    raise
+                choice.settle(form)
+                return reply, form
+
+    async def _complete(self, body: dict[str, Any], form: StructuredForm | None) -> ChatReply:
+        """One request body answered: from the cache, or sent (with its retries) and read."""
         # Serialised once: the same bytes are hashed for the cache and sent.
         payload = encode_body(body)
         # Keyed by the shown endpoint: a key in the URL's query is no part of the request.
         key = request_key(self.endpoint, payload) if self.cache is not None else None
         reply = self._from_cache(key)
         if reply is None:
-            raw = await self._send(payload)
+            raw = await self._send(payload, form)
             try:
                 reply = parse_completion(raw)
             except LLMFormatError:
@@ -131,9 +179,40 @@ class LLMClient:
         self.usage.record(
             self.config, tokens_in=reply.tokens_in, tokens_out=reply.tokens_out, cached=reply.cached
         )
-        if response_schema is not None:
-            reply = reply.with_parsed(parse_structured(reply.text, response_schema))
         return reply
+
+    def _form_choice(self) -> FormChoice:
+        return form_choice(
+            self.config.base_url, self.config.model or "", self.config.structured_output
+        )
+
+    def _next_form(
+        self, choice: FormChoice, form: StructuredForm, failure: TransportFailure
+    ) -> None:
+        """Move on from a refused form, or fail the call when there is nothing to move to."""
+        detail = self._redacted(failure.detail)
+        following = choice.refused(form)
+        if following is not None:
+            log.warning(
+                "%s: %s (model %s) refused structured output as %s (%s); using %s from now on",
+                self.config.role,
+                self.endpoint,
+                self.config.model,
+                form,
+                detail,
+                following,
+            )
+            return
+        self.usage.record_failure(self.config.role)
+        # Only a fixed form gets here: with auto the last form, prompt, sends no response_format.
+        raise LLMRequestError(
+            f"{self.config.role} call to {self.endpoint} (model {self.config.model}) failed: "
+            f"the server refused structured output as {form}: {detail}; set "
+            'structured_output: auto to let Polygon try the other forms (docs/llm.md, "Server '
+            'kinds")',
+            endpoint=self.endpoint,
+            status=failure.status,
+        )
 
     async def aclose(self) -> None:
         """Close the HTTP connections (the client stays usable: it reopens them when needed)."""
@@ -156,15 +235,16 @@ class LLMClient:
         temperature: float | None,
         seed: int | None,
         params: Mapping[str, Any] | None,
+        form: StructuredForm = "json_schema",
     ) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": self.config.model,
-            "messages": [m if isinstance(m, dict) else dict(m) for m in messages],
-        }
+        sent = [m if isinstance(m, dict) else dict(m) for m in messages]
+        if schema is not None and form == "prompt":
+            sent = with_instruction(sent, schema_instruction(schema))
+        body: dict[str, Any] = {"model": self.config.model, "messages": sent}
         if tools:
             body["tools"] = [t if isinstance(t, dict) else dict(t) for t in tools]
-        if schema is not None:
-            body["response_format"] = response_format(schema, schema_name)
+        if schema is not None and form != "prompt":
+            body["response_format"] = response_format(schema, schema_name, form)
         temperature = temperature if temperature is not None else self.config.temperature
         if temperature is not None:
             body["temperature"] = temperature
@@ -189,7 +269,7 @@ class LLMClient:
             self.cache.discard(key)
             return None
 
-    async def _send(self, payload: bytes) -> bytes:
+    async def _send(self, payload: bytes, form: StructuredForm | None = None) -> bytes:
         transport = self._transport or self._open()
         slot = self._limits.slot(self.config.base_url, self.config.max_concurrency)
         attempts = self.config.max_retries + 1
@@ -198,6 +278,11 @@ class LLMClient:
                 async with slot:
                     return await self._attempt(transport, payload)
             except TransportFailure as failure:
+                if form not in (None, "prompt") and is_shape_refusal(
+                    failure.status, failure.detail
+                ):
+                    # Permanent: the same shape is refused again however often it is sent.
+                    raise _ShapeRefused(failure) from None
                 if not failure.retryable or attempt + 1 == attempts:
                     self.usage.record_failure(self.config.role)
                     raise self._failed(failure, attempt + 1) from None

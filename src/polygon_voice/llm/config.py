@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from polygon_voice.llm.errors import LLMConfigError
+from polygon_voice.llm.structured import StructuredSetting
 from polygon_voice.masking import mask_url
 
 Role = Literal["caller", "judge", "agent"]
@@ -50,6 +51,8 @@ class RoleConfig(BaseModel):
     cache: bool | None = None
     price_in_per_1k: float = Field(default=0.0, ge=0)
     price_out_per_1k: float = Field(default=0.0, ge=0)
+    # How a schema is asked for (docs/llm.md, "Structured output"); auto finds out.
+    structured_output: StructuredSetting = "auto"
 
     @model_validator(mode="before")
     @classmethod
@@ -223,6 +226,7 @@ def env_overrides(role: Role, env: Mapping[str, str]) -> dict[str, tuple[str, st
             if env.get(variable):
                 # For the key, the setting is the variable's NAME: the key stays in the environment.
                 found[field] = (variable if field == "api_key_env" else env[variable], variable)
-    if env.get(f"{prefix}MODEL"):
-        found["model"] = (env[f"{prefix}MODEL"], f"{prefix}MODEL")
+    for field, suffix in (("model", "MODEL"), ("structured_output", "STRUCTURED_OUTPUT")):
+        if env.get(f"{prefix}{suffix}"):
+            found[field] = (env[f"{prefix}{suffix}"], f"{prefix}{suffix}")
     return found

@@ -1,6 +1,7 @@
 """Run the fake LLM server as its own process, for offline CI and benchmarks.
 
     python -m polygon_voice.testing.fake_llm --script rules.yaml [--port 0] [--latency 0.2]
+        [--dialect openai|llamacpp|vllm|ollama]
 
 Prints `fake LLM server listening on http://127.0.0.1:PORT/v1` (port 0 picks a free one),
 then serves until interrupted (Ctrl-C or SIGTERM).
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from types import FrameType
 
+from polygon_voice.testing.dialects import DIALECTS
 from polygon_voice.testing.script import Rule, Script, load_script
 from polygon_voice.testing.server import FakeLLMServer, open_log
 
@@ -34,6 +36,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--script", help="YAML/JSON file with `rules:` (default: answer OK)")
     parser.add_argument("--latency", type=float, help="seconds before every answer")
     parser.add_argument("--log", help="append each request as a JSON line to this file")
+    parser.add_argument(
+        "--dialect",
+        choices=DIALECTS,
+        default="openai",
+        help="take requests as this server kind does (docs/llm.md, 'Server kinds')",
+    )
     args = parser.parse_args(argv)
     try:
         script = load_script(args.script) if args.script else Script(rules=DEFAULT_RULES)
@@ -56,6 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             port=args.port,
             keep_log=False,
             log_file=log_file,
+            dialect=args.dialect,
         )
         stack.enter_context(server)
         print(f"fake LLM server listening on {server.base_url}", flush=True)

@@ -161,11 +161,18 @@ class ScriptState:
         self._calls: dict[str, int] = {}
         self._used = [0] * len(script.rules)
 
-    def pick(self, role: str, body: dict[str, Any]) -> tuple[ScriptedRequest, int | None]:
-        """Count the call and choose the first matching rule still in play (None: no rule)."""
+    def pick(
+        self, role: str, body: dict[str, Any], *, match: bool = True
+    ) -> tuple[ScriptedRequest, int | None]:
+        """Count the call and choose the first matching rule still in play (None: no rule).
+
+        With `match` false the call is only counted: a request the server refuses uses no rule.
+        """
         with self._lock:
             call = self._calls[role] = self._calls.get(role, 0) + 1
             request = ScriptedRequest(role=role, call=call, body=body)
+            if not match:
+                return request, None
             for index, rule in enumerate(self.script.rules):
                 if rule.times is not None and self._used[index] >= rule.times:
                     continue

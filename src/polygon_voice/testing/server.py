@@ -14,6 +14,14 @@ from typing import Any, TextIO
 
 from polygon_voice.masking import mask_url
 from polygon_voice.testing.answers import Answer, answer_for, error_answer
+from polygon_voice.testing.dialects import (
+    DIALECTS,
+    UNLIMITED_SECONDS,
+    Dialect,
+    adjusted,
+    refusal,
+    unlimited,
+)
 from polygon_voice.testing.script import Rule, Script, ScriptState, role_of
 
 REDACTED = "[redacted]"
@@ -46,7 +54,9 @@ class FakeLLMServer:
 
     Use as a context manager (or `start()` / `stop()`); point clients at `base_url`.
     `requests` is the log, `max_in_flight` the most requests it held at once. With `api_key`,
-    requests without that bearer token get 401 (and are not logged).
+    requests without that bearer token get 401 (and are not logged). `dialect` makes it
+    take requests as llama.cpp, vLLM or Ollama do (testing/dialects.py; "openai", the
+    default, takes every shape).
     """
 
     def __init__(
@@ -59,7 +69,11 @@ class FakeLLMServer:
         keep_log: bool = True,
         log_file: TextIO | None = None,
         api_key: str | None = None,
+        dialect: Dialect = "openai",
     ) -> None:
+        if dialect not in DIALECTS:
+            raise ValueError(f"unknown dialect {dialect!r}; expected one of {', '.join(DIALECTS)}")
+        self.dialect: Dialect = dialect
         if script is None or not isinstance(script, Script):
             script = Script(rules=list(script or ()))
         if latency is not None:
@@ -148,7 +162,8 @@ class FakeLLMServer:
         if body.get("stream"):
             return error_answer(400, "fake LLM server: streaming is not supported")
         role = role_of(headers.get("x-polygon-role"), body)
-        request, index = self._state.pick(role, body)
+        refused = refusal(self.dialect, body)
+        request, index = self._state.pick(role, body, match=refused is None)
         with self._lock:
             self._received += 1
             number = self._received
@@ -158,7 +173,12 @@ class FakeLLMServer:
             if self._log_file is not None:
                 self._log_file.write(json.dumps(asdict(entry)) + "\n")
                 self._log_file.flush()
+        if refused is not None:
+            return refused
+        if unlimited(self.dialect, body):
+            return Answer(status=0, body=None, delay=UNLIMITED_SECONDS)  # until the client quits
         rule = self.script.rules[index] if index is not None else None
+        rule = adjusted(self.dialect, body, rule)
         return answer_for(rule, request, number, self.script.latency)
 
     def _enter(self) -> None:
