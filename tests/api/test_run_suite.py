@@ -354,3 +354,43 @@ def test_a_subclass_of_the_infrastructure_error_counts_as_infrastructure_too() -
     assert failure.first_error == "BookingServiceDown: booking service timed out after 30 s"
     assert down.calls[0].end_message.startswith("agent raised InfrastructureError: ")
     assert down.exit_code() == ExitCode.INFRASTRUCTURE
+
+
+AGENT_FILE = """
+from polygon_voice.model import CallStarted, EndCall, Say
+
+
+class Agent:
+    def __init__(self, context):
+        self.context = context
+
+    async def respond(self, event):
+        if isinstance(event, CallStarted):
+            yield Say(text="{greeting}")
+            yield EndCall()
+"""
+
+
+def test_an_agent_file_named_by_the_suite_is_the_suites_own_not_one_in_the_current_folder(
+    in_tmp: Path,
+) -> None:
+    suite_dir = in_tmp / "suites"
+    suite_dir.mkdir()
+    (suite_dir / "bot.py").write_text(AGENT_FILE.format(greeting="the suite's agent"))
+    (in_tmp / "bot.py").write_text(AGENT_FILE.format(greeting="the current folder's agent"))
+    suite = suite_dir / "suite.yaml"
+    suite.write_text(
+        "name: lookup\nagent: bot.py:Agent\nscenarios:\n"
+        "  - id: one\n    script:\n      - say: hello\n"
+    )
+
+    def greeting(result: object) -> str:
+        with open_store("r.db") as store:
+            call = store.get_conversation(result.run_id, "one")  # type: ignore[attr-defined]
+        return call.turns[0].text
+
+    by_suite = run_suite(suite, write_files=False, db="r.db")
+    assert greeting(by_suite) == "the suite's agent"
+    # Given on the command line, the same spec is the user's: the current folder first.
+    by_user = run_suite(suite, agent="bot.py:Agent", write_files=False, db="r.db")
+    assert greeting(by_user) == "the current folder's agent"

@@ -270,9 +270,24 @@ def _agent(
                 "to the suite"
             )
     try:
-        return spec, resolve_agent(spec, None if _in_code(loaded) else loaded.base_dir)
+        base_dir, cwd = _agent_places(spec, options, loaded)
+        return spec, resolve_agent(spec, base_dir, cwd=cwd)
     except AgentLoadError as exc:
         raise InputError(str(exc)) from None
+
+
+def _agent_places(
+    spec: str, options: RunOptions, loaded: LoadedSuite
+) -> tuple[Path | None, Path | None]:
+    """Where a relative agent file is looked for: (the suite's folder, the folder first).
+
+    An agent given on the command line is the user's: the current folder first, then the
+    suite's. One the suite names itself (its `agent:` key) belongs to the suite: its folder
+    first, so an unrelated file of that name in the current folder cannot take its place."""
+    if _in_code(loaded):
+        return None, None
+    from_suite = options.agent is None and spec == loaded.suite.agent
+    return loaded.base_dir, loaded.base_dir if from_suite else None
 
 
 def _preflight(
@@ -320,7 +335,8 @@ def _start(
     from polygon_voice.api.setup import run_persona_config
     from polygon_voice.store import RunRecord, new_run_id
 
-    describe = {} if _in_code(loaded) else describe_agent(agent_spec, loaded.base_dir)
+    base_dir, cwd = _agent_places(agent_spec, options, loaded)
+    describe = {} if _in_code(loaded) else describe_agent(agent_spec, base_dir, cwd=cwd)
     record = RunRecord(
         id=new_run_id(),
         suite=loaded.suite.name,
