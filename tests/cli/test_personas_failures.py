@@ -104,7 +104,9 @@ def test_a_model_failing_for_all_exits_3_naming_the_cause_once(
         f"failed: caller call to {failing_model.base_url} (model fake-model) failed after "
         "2 attempts: HTTP 500: boom"
     ) in result.stderr
-    assert result.stdout.strip() == "No persona stored: the model failed for all 3 (see above)."
+    usage, shown = result.stdout.strip().splitlines()
+    assert shown == "No persona stored: the model failed for all 3 (see above)."
+    assert usage.startswith("model usage: 0 requests (0 cached, 3 retried, 3 failed)")
     assert "persona_ref" not in result.stdout
     assert stored(polygon) == []
     assert failing_model.request_count == 6  # two attempts each, no more

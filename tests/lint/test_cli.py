@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -28,6 +32,7 @@ def no_judge(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         "POLYGON_JUDGE_BASE_URL",
         "POLYGON_LINT_LOGPROBS_BASE_URL",
         "POLYGON_LINT_LOGPROBS_MODEL",
+        "POLYGON_LINT_TIMEOUT",
     ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)  # the judge's response cache stays in the test's folder
@@ -92,3 +97,59 @@ def test_the_judge_tier_reads_structured_findings(monkeypatch: pytest.MonkeyPatc
     assert not [f for f in data["axes"]["overload"]["findings"] if f["tier"] == 4]
     assert sent["response_format"]["type"] == "json_schema"
     assert "CANDIDATES" in sent["messages"][-1]["content"]  # tiers 1-2 handed to the judge
+
+
+def _lint_process(
+    path: Path, server: FakeLLMServer, *args: str
+) -> subprocess.CompletedProcess[str]:
+    config = path.parent / "llm.yaml"
+    config.write_text(f"llm:\n  judge: {{model: fake, base_url: '{server.base_url}', "
+                      "max_retries: 0}\n", encoding="utf-8")  # fmt: skip
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("POLYGON_")}
+    command = [sys.executable, "-m", "polygon_voice", "lint", str(path), "--llm-config",
+               str(config), *args]  # fmt: skip
+    # A hang fails here with TimeoutExpired, not by blocking CI.
+    return subprocess.run(command, capture_output=True, text=True, env=environ, timeout=120)
+
+
+def test_a_failing_judge_keeps_the_other_tiers_and_says_why(tmp_path: Path) -> None:
+    with FakeLLMServer([Rule(role="judge", error=500)]) as server:
+        done = _lint_process(BAD_FILE, server, "--json")
+        asked = server.request_count
+    assert done.returncode == 0, done.stderr  # the scores of tiers 1-3 stand
+    assert asked == 1
+    data = json.loads(done.stdout)
+    assert data["tiers_run"][:2] == [1, 2]
+    assert data["axes"]["contradiction"]["findings"]  # tier 1's findings are kept
+    skipped = {s["tier"]: s["reason"] for s in data["tiers_skipped"]}
+    assert skipped[4].startswith("judge model failed:")
+    assert "500" in skipped[4]
+    assert "warning: tier 4 skipped: judge model failed" in done.stderr
+
+
+def test_a_failing_judge_is_shown_in_the_text_output(tmp_path: Path) -> None:
+    config = tmp_path / "llm.yaml"
+    with FakeLLMServer([Rule(role="judge", error=500)]) as server:
+        config.write_text(f"llm:\n  judge: {{model: fake, base_url: '{server.base_url}', "
+                          "max_retries: 0}\n", encoding="utf-8")  # fmt: skip
+        code, out, err = polygon(str(BAD_FILE), "--llm-config", str(config))
+    assert code == 0, err
+    assert "tier 4 (judge) skipped: judge model failed" in out
+    assert "contradiction" in out
+
+
+def test_a_judge_past_the_lint_timeout_is_abandoned(monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeLLMServer([Rule(role="judge", hang=30)]) as server:
+        monkeypatch.setenv("POLYGON_BASE_URL", server.base_url)
+        monkeypatch.setenv("POLYGON_JUDGE_MODEL", "fake")
+        monkeypatch.setenv("POLYGON_LINT_TIMEOUT", "0.5")
+        began = time.monotonic()
+        code, out, err = polygon(str(BAD_FILE), "--json")
+        took = time.monotonic() - began
+        in_flight = server.stats()["in_flight"]
+    assert code == 0
+    assert took < 10
+    assert in_flight <= 1  # one abandoned request, no retries piled on behind it
+    reason = {s["tier"]: s["reason"] for s in json.loads(out)["tiers_skipped"]}[4]
+    assert "no answer within 0.5 s (POLYGON_LINT_TIMEOUT)" in reason
+    assert "warning: tier 4 skipped" in err

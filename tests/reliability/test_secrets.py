@@ -189,7 +189,7 @@ def test_no_canary_reaches_the_database_a_file_or_the_terminal(
         polygon("compare", judged, _run_id(work / "gone"), "--out", "compared", expect=None)
         (work / "prompt.md").write_text("You are a phone agent. Always confirm the order.\n")
         prompt = str(work / "prompt.md")
-        linted = polygon("lint", prompt, "--max-tier", "4", "--llm-config", config, expect=2)
+        linted = polygon("lint", prompt, "--max-tier", "4", "--llm-config", config)
         assert "api_key=***" in linted  # tier 4's judge
         noted = polygon("lint", prompt, "--max-tier", "2")
         assert "v1?key=***" in noted  # tier 2's endpoint

@@ -23,6 +23,7 @@ from polygon_voice.scenario.personas import (
     generate_personas,
     persona_status,
     prompt_hash_of,
+    usage_line,
 )
 from polygon_voice.scenario.prompt_reading import read_prompt
 from polygon_voice.seeding import content_hash
@@ -254,6 +255,47 @@ async def test_each_request_carries_the_prompt_and_the_plan(server: FakeLLMServe
     assert "intended outcome (callback)" in ask
     assert "language: English" in ask
     assert request.body["response_format"]["json_schema"]["name"] == "PersonaDraft"
+
+
+async def test_a_persona_without_facts_is_asked_again_once() -> None:
+    empty = {"name": "Ana", "goal": "Change my order.", "facts": {}}
+    rules = [Rule(role="caller", call=1, json=empty), Rule(role="caller", json=_draft("Ana"))]
+    with FakeLLMServer(rules, dialect="vllm") as server:
+        async with _client(server) as client:
+            result = await generate_personas(ORDER_PROMPT, 1, client=client, seed=2**40)
+        seeds = [r.body["seed"] for r in server.requests]
+    assert [m.persona.facts for m in result.personas] == [{"order_id": "5590"}]
+    assert result.failures == []
+    # A second seed: the same request would replay the same answer from a cache.
+    assert seeds[1] == (seeds[0] + 1) % 2**31
+    assert all(0 <= seed < 2**31 for seed in seeds)
+
+
+async def test_a_persona_without_facts_twice_is_a_failure_with_its_reason() -> None:
+    empty = {"name": "Ana", "goal": "Change my order.", "facts": {}}
+    with FakeLLMServer([Rule(role="caller", json=empty)]) as server:
+        async with _client(server) as client:
+            result = await generate_personas(ORDER_PROMPT, 2, client=client, concurrency=1)
+        asked = server.request_count
+    assert result.personas == []
+    assert [f.plan.index for f in result.failures] == [0, 1]
+    assert all("no facts (asked twice)" in f.message for f in result.failures)
+    assert asked == 4
+
+
+async def test_the_batch_records_its_model_usage(server: FakeLLMServer) -> None:
+    async with _client(server) as client:
+        await generate_personas(ORDER_PROMPT, 1, client=client)  # before: not this batch's
+        result = await generate_personas(ORDER_PROMPT, 3, client=client, start=5)
+    usage = result.usage
+    assert usage is not None
+    assert (usage.calls, usage.failed_calls) == (3, 0)
+    assert usage.tokens_in > 0
+    line = usage_line(usage)
+    assert f"{usage.calls} requests" in line
+    assert f"{usage.tokens_in} tokens in" in line
+    plain = await generate_personas(ORDER_PROMPT, 1, client=None)
+    assert plain.usage is None
 
 
 # -- staleness and references ---------------------------------------------------------------

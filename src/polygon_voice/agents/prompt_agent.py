@@ -9,9 +9,10 @@ back as a `tool` message and the model is asked again. Two control functions, `e
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -19,7 +20,7 @@ from polygon_voice.agents.base import AgentContext
 from polygon_voice.llm import LLMClient, LLMConfigError, RoleConfig, load_llm_config
 from polygon_voice.llm.errors import LLMError, LLMRequestError, ModelUnavailable
 from polygon_voice.llm.reply import ChatReply
-from polygon_voice.llm.usage import RequestActivity
+from polygon_voice.llm.usage import RequestActivity, Usage
 from polygon_voice.model import (
     Action,
     BargeIn,
@@ -42,11 +43,21 @@ from polygon_voice.scenario.parsing import read_data
 from polygon_voice.scenario.validation import validation_error
 from polygon_voice.seeding import content_hash
 
+log = logging.getLogger("polygon_voice.agents.prompt")
+
 END_CALL = "end_call"
 TRANSFER_CALL = "transfer_call"
 # Answers that will not change within a run (a refused key, an unknown model): after the
 # first, the other calls fail at once rather than each asking the endpoint again.
 _FINAL_STATUSES = frozenset({401, 403, 404})
+# Seeds every server takes: vLLM and Ollama refuse past int64, some servers past int32. The
+# call's seed is reduced into this range, so it stays deterministic from the run's seed.
+SEED_RANGE = 2**31
+# Tool rounds (model answers that call a suite tool) before the agent stops calling tools.
+# A tool answer is an event of its own, so `max_rounds` alone never stops a model that
+# repeats the same failing call; these caps count across those events.
+MAX_TOOL_ROUNDS_PER_TURN = 8
+MAX_TOOL_ROUNDS_PER_CALL = 32
 _CONTROL_TOOLS: dict[str, dict[str, Any]] = {
     END_CALL: {
         "description": "Hang up the call once the caller's request is handled or they say bye.",
@@ -82,6 +93,16 @@ class PromptAgentConfig(BaseModel):
     seed: bool = Field(default=True, description="send the call's derived seed to the model")
     control_tools: bool = Field(default=True, description="offer end_call and transfer_call")
     max_rounds: int = Field(default=4, ge=1, description="model calls per event at most")
+    max_tool_rounds_per_turn: int = Field(
+        default=MAX_TOOL_ROUNDS_PER_TURN,
+        ge=1,
+        description="tool rounds between two caller events; then the turn ends",
+    )
+    max_tool_rounds_per_call: int = Field(
+        default=MAX_TOOL_ROUNDS_PER_CALL,
+        ge=1,
+        description="tool rounds in one call; then the agent hangs up",
+    )
 
 
 def _read_config(path: Path) -> PromptAgentConfig:
@@ -123,6 +144,9 @@ class PromptAgentFactory:
         self._client: LLMClient | None = None
         self._env = env
         self._given_up: ModelUnavailable | None = None
+        # Kept by the factory, not the client: the client is closed when the run ends,
+        # and the run reads the agent role's usage after that.
+        self.usage = Usage()
         # The model's requests as they happen (for progress bars), live before the first call.
         self.activity = RequestActivity()
 
@@ -185,7 +209,9 @@ class PromptAgentFactory:
     def client(self) -> LLMClient:
         """The shared client, opened at the first call."""
         if self._client is None:
-            self._client = LLMClient(self.role_config, env=self._env, activity=self.activity)
+            self._client = LLMClient(
+                self.role_config, env=self._env, activity=self.activity, usage=self.usage
+            )
         return self._client
 
     async def ask(self, messages: list[dict[str, Any]], **options: Any) -> ChatReply:
@@ -249,6 +275,9 @@ class PromptAgent:
         ]
         # Calls the last assistant message made that still wait for their tool message.
         self._pending: list[str] = []
+        # Tool rounds since the caller's last event, and in the whole call (see the caps).
+        self._turn_rounds = 0
+        self._call_rounds = 0
 
     async def respond(self, event: Event) -> AsyncIterator[Action]:
         """Add the event to the history, then ask the model until it waits for something."""
@@ -256,29 +285,20 @@ class PromptAgent:
             return
         cfg = self._factory.config
         for _ in range(cfg.max_rounds):
-            reply = await self._factory.ask(
-                self._messages,
-                tools=self._tools or None,
-                seed=self._context.seed if cfg.seed else None,
-                params=cfg.params,
-            )
-            message: dict[str, Any] = {"role": "assistant", "content": reply.text}
-            if reply.tool_calls:
-                message["tool_calls"] = [
-                    {
-                        "id": call.id,
-                        "type": "function",
-                        "function": {"name": call.name, "arguments": call.arguments_json},
-                    }
-                    for call in reply.tool_calls
-                ]
-            self._messages.append(message)
+            reply = await self._factory.ask(self._messages, **self._request_options())
+            # Servers that send no id still need a unique one per call, the same in the
+            # assistant message and in the tool message that answers it.
+            ids = [call.id or f"call-{len(self._messages)}-{i}"
+                   for i, call in enumerate(reply.tool_calls)]  # fmt: skip
+            self._messages.append(_assistant_message(reply, ids))
             if reply.text:
                 yield Say(text=reply.text)
+            if self._calls_tools(reply) and (stop := self._over_cap(ids)) is not None:
+                if isinstance(stop, EndCall):
+                    yield stop
+                return
             ask_again = False
-            for index, call in enumerate(reply.tool_calls):
-                # Servers that send no id still need a unique one per call.
-                call_id = call.id or f"call-{len(self._messages)}-{index}"
+            for call_id, call in zip(ids, reply.tool_calls, strict=True):
                 if call.name not in self._context.tools:
                     if call.name == END_CALL and cfg.control_tools:
                         yield EndCall(reason=str(call.arguments.get("reason", "")))
@@ -296,6 +316,52 @@ class PromptAgent:
                 yield SendToolCall(call_id=call_id)
             if self._pending or not ask_again:
                 return
+
+    def _request_options(self) -> dict[str, Any]:
+        cfg = self._factory.config
+        params = dict(cfg.params)
+        if self._tools:
+            # llama.cpp's server ignores tools unless tool_choice is given; the profile's own
+            # tool_choice wins.
+            params.setdefault("tool_choice", "auto")
+        seed = self._context.seed % SEED_RANGE if cfg.seed else None
+        return {"tools": self._tools or None, "seed": seed, "params": params}
+
+    def _calls_tools(self, reply: ChatReply) -> bool:
+        """Whether the reply is a tool round: it calls something other than end or transfer."""
+        control = {END_CALL, TRANSFER_CALL} if self._factory.config.control_tools else set()
+        return any(call.name not in control or call.name in self._context.tools
+                   for call in reply.tool_calls)  # fmt: skip
+
+    def _over_cap(self, ids: list[str]) -> EndCall | Literal["turn over"] | None:
+        """Count the tool round, or at a cap answer its calls with the reason and stop
+        (a round not carried out does not count).
+
+        Returns None (go on), "turn over" (the turn ends, the caller speaks next) or the
+        `EndCall` that ends the call.
+        """
+        cfg = self._factory.config
+        if self._call_rounds >= cfg.max_tool_rounds_per_call:
+            reason = (
+                f"prompt agent: {cfg.max_tool_rounds_per_call} tool rounds in this call, "
+                "the limit (max_tool_rounds_per_call)"
+            )
+            stop: EndCall | Literal["turn over"] = EndCall(reason=reason)
+        elif self._turn_rounds >= cfg.max_tool_rounds_per_turn:
+            reason = (
+                f"prompt agent: {cfg.max_tool_rounds_per_turn} tool rounds since the caller "
+                "last spoke, the limit (max_tool_rounds_per_turn); the turn ends"
+            )
+            stop = "turn over"
+        else:
+            self._turn_rounds += 1
+            self._call_rounds += 1
+            return None
+        log.warning("%s", reason)
+        # Every call of the assistant message gets its answer, so the history stays valid.
+        for call_id in ids:
+            self._tool_message(call_id, {"error": f"not run: {reason}"})
+        return stop
 
     def _record_event(self, event: Event) -> bool:
         """Append the event to the history; True when the model should answer now."""
@@ -315,6 +381,7 @@ class PromptAgent:
         text = _event_text(event)
         if text is None:
             return False
+        self._turn_rounds = 0  # a new turn: the caller (or a timer) spoke
         self._note(text)
         return True
 
@@ -330,6 +397,22 @@ class PromptAgent:
         self._messages.append(
             {"role": "tool", "tool_call_id": call_id, "content": json.dumps(content, default=str)}
         )
+
+
+def _assistant_message(reply: ChatReply, ids: list[str]) -> dict[str, Any]:
+    """The reply as the history keeps it. Content is a string even beside tool calls:
+    llama.cpp's server answers HTTP 500 to `content: null`."""
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or ""}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments_json},
+            }
+            for call_id, call in zip(ids, reply.tool_calls, strict=True)
+        ]
+    return message
 
 
 def _event_text(event: Event) -> str | None:

@@ -25,7 +25,7 @@ from polygon_voice.api.suites import IN_CODE, load_suite, select_scenarios
 if TYPE_CHECKING:
     from polygon_voice.agents import AgentFactory
     from polygon_voice.judge import Judging
-    from polygon_voice.llm import LLMClient
+    from polygon_voice.llm import LLMClient, Usage
     from polygon_voice.model import Suite
     from polygon_voice.probes import Probing
     from polygon_voice.runner import RunTally, SuiteRunner
@@ -438,6 +438,7 @@ def _finish(store: Store, prepared: _Prepared, tally: RunTally, options: RunOpti
         caller.usage if caller is not None else None,
         prepared.judging.usage,
         probe_client.usage if probe_client is not None else None,
+        _agent_usage(prepared.runner.agent_factory),
     )
     updates = {"llm_usage": usage} if usage is not None else None
     store.finish_run(record.id, "finished", datetime.now(UTC), config_updates=updates)
@@ -472,6 +473,13 @@ def _finish(store: Store, prepared: _Prepared, tally: RunTally, options: RunOpti
         turns_run=tally.turns,
         tool_calls_run=tally.tool_calls,
     )
+
+
+def _agent_usage(factory: object) -> Usage | None:
+    """The prompt agent's model usage (the agent role); other agents use no Polygon model."""
+    from polygon_voice.agents.prompt_agent import PromptAgentFactory
+
+    return factory.usage if isinstance(factory, PromptAgentFactory) else None
 
 
 def _masked(agent: str) -> str:

@@ -194,8 +194,9 @@ def check_tools_and_noise(loaded: LoadedSuite, noise: float | None) -> None:
 
 
 def merged_usage(*usages: Usage | None) -> dict[str, Any] | None:
-    """The caller's, the judge's and the probes' model usage as one `llm_usage` (None when
-    no model ran); the probes share the judge role, so their tallies add to the judge's."""
+    """The caller's, the judge's, the probes' and the prompt agent's model usage as one
+    `llm_usage` (None when no model ran); the probes share the judge role, so their tallies
+    add to the judge's."""
     from polygon_voice.llm import Usage
 
     # By identity: a client shared by two stages must not count its calls twice.

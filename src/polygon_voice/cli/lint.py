@@ -85,8 +85,12 @@ def lint_command(
     else:
         console.print(render(text, report))
     for skip in report.tiers_skipped:
-        if "pip install" in skip.reason:
-            # A missing extra is worth saying even under --json (stderr keeps stdout JSON).
+        if skip.failed:
+            # A configured tier that broke is said even under --json (stderr keeps stdout
+            # JSON); the other tiers' scores stand, so the exit code does not change.
+            errors.print(f"warning: tier {skip.tier} skipped: {skip.reason}", markup=False)
+        elif "pip install" in skip.reason:
+            # A missing extra is worth saying even under --json, for the same reason.
             errors.print(f"note: tier {skip.tier} skipped: {skip.reason}", markup=False)
     if fail_above is not None and any(report.axes[a].score > fail_above for a in AXES):
         raise typer.Exit(1)

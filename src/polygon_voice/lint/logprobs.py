@@ -1,13 +1,14 @@
 """Tier 2 with a real language model: surprisal from an endpoint's prompt log-probabilities.
 
 Any OpenAI-compatible completions endpoint that scores the prompt itself (vLLM, llama.cpp's
-server) answers `POST {base}/completions` with `echo: true, logprobs: 1, max_tokens: 0`: the
+server) answers `POST {base}/completions` with `echo: true, logprobs: 1, max_tokens: 1`: the
 log-probability of every prompt token given the tokens before it. Unlike the unigram model,
 this sees words in context: an odd combination of common words costs bits too.
 
 Configured from the environment (docs/lint.md): POLYGON_LINT_LOGPROBS_BASE_URL and
 POLYGON_LINT_LOGPROBS_MODEL, optionally POLYGON_LINT_LOGPROBS_API_KEY (the key itself, as
-POLYGON_API_KEY is). Plain urllib: one synchronous request, no need for the `llm` extra.
+POLYGON_API_KEY is) and POLYGON_LINT_TIMEOUT (seconds, also tier 4's). Plain urllib: a
+check request once per endpoint, then one request per prompt; no need for the `llm` extra.
 """
 
 from __future__ import annotations
@@ -32,12 +33,24 @@ from polygon_voice.masking import mask_secrets, mask_url, url_secrets
 ENV_BASE_URL = "POLYGON_LINT_LOGPROBS_BASE_URL"
 ENV_MODEL = "POLYGON_LINT_LOGPROBS_MODEL"
 ENV_API_KEY = "POLYGON_LINT_LOGPROBS_API_KEY"
+ENV_TIMEOUT = "POLYGON_LINT_TIMEOUT"
 # In context, ordinary words cost a few bits; these limits are set from that scale, not yet
 # measured on a real model (none runs offline here): adjust them once one is.
 SURPRISING_WORD_BITS = 15.0
 UNUSUAL_BITS = 8.0  # a sentence's mean bits per word
 W_SURPRISING = 0.05  # as the unigram model's jargon
-TIMEOUT = 60.0
+# A CPU server scoring a long prompt takes minutes, not the 60 s of a hosted API.
+TIMEOUT = 300.0
+# Checked once per endpoint and model: some servers (llama-cpp-python's) report each echoed
+# token's log-probability on a neighbouring token. The nonsense word must cost the most.
+CHECK_SENTENCE = "Please write the word zqxvbnm in the box"
+CHECK_WORD = "zqxvbnm"
+MIN_CHECK_BITS = 8.0  # per token of the nonsense word, under any model that reads the prompt
+# ...and at least this many times the sentence's other tokens: a server that scores every
+# token by the wrong distribution (llama-cpp-python's: the one *after* the token) makes all
+# of them costly, and no shift repairs that.
+MIN_CHECK_CONTRAST = 2.0
+_ALIGNMENT: dict[tuple[str, str], int | str] = {}  # shift to undo, or why the tier is refused
 
 
 class LogprobsError(Exception):
@@ -51,6 +64,7 @@ class LogprobsEndpoint:
     base_url: str
     model: str
     api_key: str | None = None
+    timeout: float = TIMEOUT
 
 
 def endpoint_from_env(env: Mapping[str, str]) -> LogprobsEndpoint | None:
@@ -60,17 +74,79 @@ def endpoint_from_env(env: Mapping[str, str]) -> LogprobsEndpoint | None:
         return None
     if not base_url or not model:
         raise LogprobsError(f"set both {ENV_BASE_URL} and {ENV_MODEL}")
-    return LogprobsEndpoint(base_url.rstrip("/"), model, env.get(ENV_API_KEY) or None)
+    return LogprobsEndpoint(
+        base_url.rstrip("/"), model, env.get(ENV_API_KEY) or None, timeout_from_env(env)
+    )
+
+
+def timeout_from_env(env: Mapping[str, str]) -> float:
+    """POLYGON_LINT_TIMEOUT in seconds (a positive number), TIMEOUT when unset."""
+    given = env.get(ENV_TIMEOUT)
+    if not given:
+        return TIMEOUT
+    try:
+        seconds = float(given)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds < math.inf:
+        raise LogprobsError(f"{ENV_TIMEOUT} must be a positive number of seconds, not {given!r}")
+    return seconds
 
 
 def token_logprobs(endpoint: LogprobsEndpoint, text: str) -> list[tuple[int, int, float]]:
-    """(start, end, natural-log probability) of each prompt token after the first."""
+    """(start, end, natural-log probability) of each prompt token after the first.
+
+    The endpoint's alignment is checked first (once per process): a shift of one token is
+    undone, any other misalignment raises LogprobsError with the reason.
+    """
+    shift = _alignment(endpoint)
+    return _spans(_echo(endpoint, text), text, shift)
+
+
+def _alignment(endpoint: LogprobsEndpoint) -> int:
+    key = (endpoint.base_url, endpoint.model)
+    if key not in _ALIGNMENT:
+        answer = _echo(endpoint, CHECK_SENTENCE)
+        _ALIGNMENT[key] = _shift_of(answer)
+    found = _ALIGNMENT[key]
+    if isinstance(found, str):
+        raise LogprobsError(found)
+    return found
+
+
+def _shift_of(answer: Any) -> int | str:
+    """The shift that puts the most bits on the check word's tokens, or why none does."""
+    start = CHECK_SENTENCE.index(CHECK_WORD)
+    end = start + len(CHECK_WORD)
+    best: tuple[float, float, int] | None = None
+    for shift in (0, 1, -1):
+        spans = _spans(answer, CHECK_SENTENCE, shift)
+        on_word = [-v / math.log(2) for s, e, v in spans if s < end and e > start]
+        others = [-v / math.log(2) for s, e, v in spans if not (s < end and e > start)]
+        if on_word and (best is None or _mean(on_word) > best[0]):
+            best = (_mean(on_word), _mean(others), shift)
+    if best is None or best[0] < MIN_CHECK_BITS or best[0] < MIN_CHECK_CONTRAST * best[1]:
+        bits = "none" if best is None else f"{best[0]:.1f} bits a token"
+        rest = "" if best is None else f", the ordinary words {best[1]:.1f}"
+        return (
+            f"the log-probabilities do not line up with the prompt: the nonsense word of a "
+            f"check sentence scored {bits}{rest}, even allowing a shift of one token"
+        )
+    return best[2]
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def _echo(endpoint: LogprobsEndpoint, text: str) -> Any:
+    # max_tokens 1, not 0: llama.cpp's server reads 0 as "no limit" and generates for an hour.
     body = {
         "model": endpoint.model,
         "prompt": text,
         "echo": True,
         "logprobs": 1,
-        "max_tokens": 0,
+        "max_tokens": 1,
         "temperature": 0,
     }
     headers = {"Content-Type": "application/json", "X-Polygon-Role": "lint"}
@@ -80,14 +156,15 @@ def token_logprobs(endpoint: LogprobsEndpoint, text: str) -> list[tuple[int, int
     request = urllib.request.Request(url, json.dumps(body).encode(), headers, method="POST")
     shown, secrets = mask_url(endpoint.base_url), url_secrets(endpoint.base_url)
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
-            answer = json.loads(response.read())
+        # On a timeout urllib closes the connection (the `with` too, mid-body), so the server
+        # sees the request abandoned rather than a client still waiting.
+        with urllib.request.urlopen(request, timeout=endpoint.timeout) as response:
+            return json.loads(response.read())
     except urllib.error.HTTPError as exc:
         raise LogprobsError(f"{shown}: HTTP {exc.code}") from None
     except (urllib.error.URLError, TimeoutError, ValueError) as exc:
         # The key never appears: only the masked URL and the reason are told.
         raise LogprobsError(mask_secrets(f"{shown}: {exc}", secrets)) from None
-    return _spans(answer, text)
 
 
 def _under(base_url: str, path: str) -> str:
@@ -96,7 +173,8 @@ def _under(base_url: str, path: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(path=parts.path.rstrip("/") + path))
 
 
-def _spans(answer: Any, text: str) -> list[tuple[int, int, float]]:
+def _spans(answer: Any, text: str, shift: int = 0) -> list[tuple[int, int, float]]:
+    # `shift` 1: each value arrived one token late and is moved back; -1: one token early.
     try:
         logprobs = answer["choices"][0]["logprobs"]
         tokens: list[str] = logprobs["tokens"]
@@ -109,10 +187,14 @@ def _spans(answer: Any, text: str) -> list[tuple[int, int, float]]:
     if offsets is None:
         # Echoed tokens concatenate to the prompt: their offsets follow from their lengths.
         offsets = list(itertools.accumulate((len(t) for t in tokens[:-1]), initial=0))
+    if shift == 1:
+        values = [*values[1:], None]
+    elif shift == -1:
+        values = [None, *values[:-1]]
     spans = []
     for token, start, value in zip(tokens, offsets, values, strict=False):
         # The first token has no context and so no log-probability; offsets past the prompt
-        # belong to generated text, of which there is none with max_tokens 0.
+        # belong to the one generated token (max_tokens 1), which is not the prompt's.
         if value is not None and start < len(text):
             spans.append((start, start + len(token), float(value)))
     return spans

@@ -44,6 +44,9 @@ class TierSkip(BaseModel):
     tier: int
     name: str
     reason: str
+    # A configured tier that broke (server error, timeout, bad answer), not one that cannot
+    # run here: told on stderr too. Kept out of the JSON, whose shape is documented.
+    failed: bool = Field(default=False, exclude=True)
 
 
 class LintReport(BaseModel):

@@ -30,7 +30,9 @@ tool-call arguments); a larger answer fails its call, never the run."""
 # Sent when no key is configured: local servers (vLLM, Ollama, llama.cpp) ignore it, and the
 # SDK would otherwise fall back to $OPENAI_API_KEY behind the user's back.
 NO_KEY = "no-key"
-_DETAIL_LIMIT = 300
+# An error's detail is stored with its call in full (a 300-character cut once hid the cause);
+# screens shorten it. Only a page-sized body (a proxy's HTML error page) is cut.
+_DETAIL_LIMIT = 10_000
 _PLATFORM_HEADERS = (
     "X-Stainless-Lang",
     "X-Stainless-Package-Version",

@@ -13,6 +13,8 @@ from polygon_voice.llm import LLMClient
 from polygon_voice.model.persona import FactValue, Outcome, Persona, PersonaType
 from polygon_voice.scenario.persona_plan import PersonaPlan
 
+# Seeds every server takes (vLLM and Ollama refuse past int64, some servers past int32).
+SEED_RANGE = 2**31
 LANGUAGES = {"en": "English", "de": "German", "hr": "Croatian", "ru": "Russian"}
 TYPE_MANNER = {
     PersonaType.COOPERATIVE: "friendly and helpful; answers what is asked",
@@ -55,17 +57,20 @@ def generator_name(client: LLMClient) -> str:
     return f"llm:{client.config.model}"
 
 
+class NoFacts(ValueError):
+    """The model's persona has no facts, twice: a caller with nothing to tell cannot be
+    checked against anything (SIM-2), so it is not stored."""
+
+
 async def llm_persona(client: LLMClient, prompt_text: str, plan: PersonaPlan) -> Persona:
-    """Ask the model for one persona; raises LLMError (a failed or unreadable answer)."""
-    reply = await client.chat(
-        [
-            {"role": "system", "content": _SYSTEM},
-            {"role": "user", "content": _ask(prompt_text, plan)},
-        ],
-        response_schema=PersonaDraft,
-        seed=plan.seed % 2**31,
-    )
-    draft: PersonaDraft = reply.parsed
+    """Ask the model for one persona, and once more when it has no facts; raises LLMError
+    (a failed or unreadable answer) or NoFacts."""
+    draft = await _draft(client, prompt_text, plan, attempt=0)
+    if not draft.facts:
+        # Another seed, so a cached or deterministic server does not give the same answer.
+        draft = await _draft(client, prompt_text, plan, attempt=1)
+    if not draft.facts:
+        raise NoFacts("the model's persona has no facts (asked twice)")
     return Persona(
         name=draft.name.strip(),
         type=plan.type,
@@ -75,6 +80,21 @@ async def llm_persona(client: LLMClient, prompt_text: str, plan: PersonaPlan) ->
         facts=draft.facts,
         language=plan.language,
     )
+
+
+async def _draft(
+    client: LLMClient, prompt_text: str, plan: PersonaPlan, attempt: int
+) -> PersonaDraft:
+    reply = await client.chat(
+        [
+            {"role": "system", "content": _SYSTEM},
+            {"role": "user", "content": _ask(prompt_text, plan)},
+        ],
+        response_schema=PersonaDraft,
+        seed=(plan.seed + attempt) % SEED_RANGE,
+    )
+    draft: PersonaDraft = reply.parsed
+    return draft
 
 
 def _ask(prompt_text: str, plan: PersonaPlan) -> str:

@@ -12,11 +12,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from polygon_voice.llm import LLMClient, LLMError
+from polygon_voice.llm.usage import RoleUsage
 from polygon_voice.model.persona import Outcome, Persona, PersonaType
 from polygon_voice.scenario.persona_deterministic import GENERATOR, deterministic_persona
 from polygon_voice.scenario.persona_llm import generator_name, llm_persona
@@ -49,6 +50,7 @@ __all__ = [
     "persona_status",
     "prompt_hash_of",
     "replan",
+    "usage_line",
 ]
 
 
@@ -76,6 +78,8 @@ class GenerationResult:
     prompt_hash: str
     personas: list[GeneratedPersona] = field(default_factory=list)
     failures: list[GenerationFailure] = field(default_factory=list)
+    # What the model requests of this batch spent (None without a model), retries included.
+    usage: RoleUsage | None = None
 
 
 async def generate_personas(
@@ -129,9 +133,11 @@ async def make_personas(
                 on_done(plan, persona)
         return result
     limit = asyncio.Semaphore(max(1, concurrency))
+    before = client.usage.total
     outcomes = await asyncio.gather(
         *(_by_model(client, prompt_text, plan, limit, on_done) for plan in plans)
     )
+    result.usage = _spent(before, client.usage.total)
     for plan, made in zip(plans, outcomes, strict=True):
         if isinstance(made, Persona):
             result.personas.append(GeneratedPersona(plan, made, generator_name(client)))
@@ -161,6 +167,22 @@ async def _by_model(
     if on_done is not None:
         on_done(plan, made if isinstance(made, Persona) else None)
     return made
+
+
+def _spent(before: RoleUsage, after: RoleUsage) -> RoleUsage:
+    """The batch's share of a client's usage (the client may have served others before)."""
+    start = asdict(before)
+    return RoleUsage(**{name: value - start[name] for name, value in asdict(after).items()})
+
+
+def usage_line(usage: RoleUsage) -> str:
+    """The batch's model usage in one line, as `polygon personas generate` prints it."""
+    line = (
+        f"model usage: {usage.calls} requests ({usage.cached_calls} cached, "
+        f"{usage.retries} retried, {usage.failed_calls} failed), "
+        f"{usage.tokens_in} tokens in, {usage.tokens_out} out"
+    )
+    return f"{line}, ${usage.cost:.4f}" if usage.cost else line
 
 
 def failure_message(exc: Exception) -> str:

@@ -51,7 +51,9 @@ def answer_for(rule: Rule | None, request: ScriptedRequest, number: int, latency
         return Answer(status=200, body=rule.raw.encode("utf-8"), delay=delay)
     if rule.logprobs is not None:
         return Answer(
-            status=200, body=_text_completion(rule.logprobs, request, number), delay=delay
+            status=200,
+            body=_text_completion(rule.logprobs, request, number, rule.logprobs_shift),
+            delay=delay,
         )
     return Answer(status=200, body=_completion(rule, request, number), delay=delay)
 
@@ -104,9 +106,11 @@ def _completion(rule: Rule, request: ScriptedRequest, number: int) -> bytes:
     return json.dumps(completion).encode("utf-8")
 
 
-def _text_completion(logprobs: dict[str, float], request: ScriptedRequest, number: int) -> bytes:
+def _text_completion(
+    logprobs: dict[str, float], request: ScriptedRequest, number: int, shift: int = 0
+) -> bytes:
     # A legacy completion echoing the prompt with its log-probabilities, as vLLM and llama.cpp
-    # give for `echo: true, logprobs: 1, max_tokens: 0`. Tokens are words with their leading
+    # give for `echo: true, logprobs: 1` (max_tokens 1). Tokens are words with their leading
     # space, so the test can name each token's log-probability by its word.
     prompt = request.body.get("prompt")
     text = prompt if isinstance(prompt, str) else ""
@@ -115,6 +119,9 @@ def _text_completion(logprobs: dict[str, float], request: ScriptedRequest, numbe
     values: list[float | None] = [logprobs.get(t.strip(), default) for t in tokens]
     if values:
         values[0] = None  # the first token has no context, as on a real server
+    if shift:
+        # Each value lands `shift` tokens late: the misalignment some servers' echo has.
+        values = ([None] * shift + values)[: len(values)]
     offsets = list(itertools.accumulate((len(t) for t in tokens[:-1]), initial=0))
     completion = {
         "id": f"cmpl-fake-{number}",

@@ -37,7 +37,8 @@ class Rule(BaseModel):
     then the connection closes), `reset` (true: the connection is reset at once, a TCP RST,
     with no answer), `raw` (a response body sent as is: malformed JSON, say),
     `logprobs` (for POST /completions with `echo`: the prompt's log-probabilities, per word
-    token; "*" gives the rest, default -1.0).
+    token; "*" gives the rest, default -1.0; `logprobs_shift` n reports each value n tokens
+    late, as a server with llama.cpp-server's alignment bug does).
     """
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
@@ -60,6 +61,7 @@ class Rule(BaseModel):
     reset: bool | None = None
     raw: str | None = None
     logprobs: dict[str, float] | None = None
+    logprobs_shift: int = Field(default=0, ge=0)
     latency: float | None = Field(default=None, ge=0)
     tokens_in: int | None = Field(default=None, ge=0)
     tokens_out: int | None = Field(default=None, ge=0)
