@@ -215,9 +215,8 @@ def check_roles(
     request, all concurrently, within `timeout` seconds in all. Blocks for that long at most;
     from async code use `check_roles_async`.
     """
-    env = os.environ if env is None else env
-    problems, probes = _offline_checks(needs, settings, env)
-    if probes and (endpoint_checks_enabled(env) if endpoints is None else endpoints):
+    problems, probes = _checks_to_make(needs, settings, env, endpoints)
+    if probes:
         problems += _run_probes(probes, timeout)
     return problems
 
@@ -231,14 +230,27 @@ async def check_roles_async(
     timeout: float = CHECK_SECONDS,
 ) -> list[SetupProblem]:
     """`check_roles` without blocking the event loop (the requests run in daemon threads)."""
-    env = os.environ if env is None else env
-    problems, probes = _offline_checks(needs, settings, env)
-    if probes and (endpoint_checks_enabled(env) if endpoints is None else endpoints):
+    problems, probes = _checks_to_make(needs, settings, env, endpoints)
+    if probes:
         futures = [_in_daemon_thread(probe.run, timeout) for probe in probes]
         waited = [asyncio.wrap_future(future) for future in futures]
         await asyncio.wait(waited, timeout=timeout + 0.5)
         problems += _collect(probes, futures, timeout)
     return problems
+
+
+def _checks_to_make(
+    needs: Sequence[RoleNeed],
+    settings: LLMSettings,
+    env: Mapping[str, str] | None,
+    endpoints: bool | None,
+) -> tuple[list[SetupProblem], list[_Probe]]:
+    """The problems found without a request, and the endpoint checks still to make (none
+    when they are switched off)."""
+    env = os.environ if env is None else env
+    problems, probes = _offline_checks(needs, settings, env)
+    asked = endpoint_checks_enabled(env) if endpoints is None else endpoints
+    return problems, probes if asked else []
 
 
 def require_ready(

@@ -65,17 +65,12 @@ def run_suite(
     .polygon/polygon.db) where the run is stored. Blocks until the run ends.
     """
     options = _options(options, overrides)
-    observer = observer or RunObserver()
-    with _opened(store, db) as opened:
-        prepared = _prepare(opened, suite, options, observer)
+    with _prepared_run(store, db, suite, options, observer) as (opened, prepared):
         try:
-            try:
-                tally = prepared.runner.run()
-            except KeyboardInterrupt:
-                raise _interrupted(opened, prepared) from None
-            return _finish(opened, prepared, tally, options)
-        finally:
-            _release(prepared.lease, observer)
+            tally = prepared.runner.run()
+        except KeyboardInterrupt:
+            raise _interrupted(opened, prepared) from None
+        return _finish(opened, prepared, tally, options)
 
 
 async def run_suite_async(
@@ -90,16 +85,29 @@ async def run_suite_async(
     """`run_suite` on the running event loop. Cancelling it stops the run as Ctrl-C does:
     the finished calls stay stored and the run can be resumed."""
     options = _options(options, overrides)
+    with _prepared_run(store, db, suite, options, observer) as (opened, prepared):
+        try:
+            tally = await prepared.runner.run_async()
+        except asyncio.CancelledError:
+            _interrupted(opened, prepared)
+            raise
+        return _finish(opened, prepared, tally, options)
+
+
+@contextmanager
+def _prepared_run(
+    store: Store | None,
+    db: str | None,
+    suite: str | Path | Suite | LoadedSuite,
+    options: RunOptions,
+    observer: RunObserver | None,
+) -> Iterator[tuple[Store, _Prepared]]:
+    """The store and the run ready to play; the run's lease is given up however it ends."""
     observer = observer or RunObserver()
     with _opened(store, db) as opened:
         prepared = _prepare(opened, suite, options, observer)
         try:
-            try:
-                tally = await prepared.runner.run_async()
-            except asyncio.CancelledError:
-                _interrupted(opened, prepared)
-                raise
-            return _finish(opened, prepared, tally, options)
+            yield opened, prepared
         finally:
             _release(prepared.lease, observer)
 
