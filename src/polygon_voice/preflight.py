@@ -16,13 +16,18 @@ Every problem is collected, not only the first: `check_roles` returns them as
 one `SetupError` that lists them all. Roles that share an endpoint, model and key are asked
 once, concurrently, within `CHECK_SECONDS` in all. No message ever holds a key: keys and URL
 credentials are masked (masking.py). `POLYGON_PREFLIGHT=0` skips step 4 (the only one that
-touches the network).
+touches the network) and step 5.
+
+5. what the run must know about an endpoint that answered and the settings do not fix (the
+   structured-output form of the caller and judge, the prompt agent's tool_choice and seed
+   range) is taken from the capability cache, or found by a cheap probe and cached
+   (llm/capabilities.py); the structured form is then settled for the run, so no request is
+   refused mid-run to find it out. An endpoint that refuses tools is a problem of the agent.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import concurrent.futures
 import http.client
 import importlib.util
@@ -36,13 +41,20 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from polygon_voice.llm.config import DEFAULT_BASE_URL, LLMSettings, Role, RoleConfig
 from polygon_voice.llm.errors import LLMConfigError, redact
-from polygon_voice.masking import mask_secrets, mask_url, url_secrets, without_userinfo
+from polygon_voice.masking import (
+    authorization,
+    mask_secrets,
+    mask_url,
+    url_secrets,
+    without_userinfo,
+)
 
 __all__ = [
     "CHECK_SECONDS",
@@ -218,6 +230,7 @@ def check_roles(
     problems, probes = _checks_to_make(needs, settings, env, endpoints)
     if probes:
         problems += _run_probes(probes, timeout)
+        problems += _settle_capabilities(probes, settings.cache_dir, env)
     return problems
 
 
@@ -236,6 +249,11 @@ async def check_roles_async(
         waited = [asyncio.wrap_future(future) for future in futures]
         await asyncio.wait(waited, timeout=timeout + 0.5)
         problems += _collect(probes, futures, timeout)
+        settling = _in_daemon_thread(
+            lambda _: _settle_capabilities(probes, settings.cache_dir, env), timeout
+        )
+        settled: list[SetupProblem] = await asyncio.wrap_future(settling)
+        problems += settled
     return problems
 
 
@@ -271,6 +289,31 @@ def require_ready(
         raise SetupError(problems, what)
 
 
+@dataclass(frozen=True)
+class Reached:
+    """Steps 1-4 without step 5, for `polygon llm check`: what stops a role before any
+    request (`setup`), which endpoints did not answer (`unreachable`), and the Server header
+    of each endpoint + model that did."""
+
+    setup: list[SetupProblem]
+    unreachable: list[SetupProblem]
+    servers: dict[tuple[str, str], str | None]
+
+
+def reach(
+    needs: Sequence[RoleNeed],
+    settings: LLMSettings,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = CHECK_SECONDS,
+) -> Reached:
+    """The offline checks and the endpoint check of `needs`, told apart."""
+    setup, probes = _offline_checks(needs, settings, os.environ if env is None else env)
+    unreachable = _run_probes(probes, timeout) if probes else []
+    servers = {(p.config.base_url, p.model): p.server for p in probes if p.works}
+    return Reached(setup, unreachable, servers)
+
+
 # -- the offline checks: extra, model, key ------------------------------------------------
 
 
@@ -302,6 +345,7 @@ def _offline_checks(
             probes[group].labels.append(need.label)
         else:
             probes[group] = _Probe(need, config, config.model, key, [need.label])
+        probes[group].needs.append((need, config))
     return problems, list(probes.values())
 
 
@@ -399,6 +443,11 @@ class _Probe:
     key: str | None
     labels: list[str]
     timeout: float = CHECK_SECONDS
+    # Every need sharing this endpoint (each with its role's settings), and what the check
+    # learnt: whether the endpoint works, and the Server header its answer carried.
+    needs: list[tuple[RoleNeed, RoleConfig]] = field(default_factory=list)
+    works: bool = False
+    server: str | None = None
 
     def run(self, timeout: float) -> SetupProblem | None:
         """None when the endpoint answered as a working one would, else the problem."""
@@ -408,6 +457,7 @@ class _Probe:
             self._ask(deadline)
         except _Answer as answer:
             return SetupProblem(_joined(self.labels), self._clean(answer.what), answer.hint)
+        self.works = True
         return None
 
     def _ask(self, deadline: float) -> None:
@@ -461,6 +511,7 @@ class _Probe:
         try:
             with _opener(url).open(request, timeout=remaining) as response:
                 raw: bytes = response.read(_MAX_LIST_BYTES)
+                self.server = response.headers.get("Server")
                 return raw
         except urllib.error.HTTPError:
             raise
@@ -480,12 +531,7 @@ class _Probe:
         headers = {"Accept": "application/json", "X-Polygon-Role": self.need.role}
         if payload is not None:
             headers["Content-Type"] = "application/json"
-        _, login = without_userinfo(self.config.base_url)
-        if self.key is None and login is not None:
-            token = base64.b64encode(f"{login[0]}:{login[1]}".encode()).decode()
-            headers["Authorization"] = f"Basic {token}"
-        else:
-            headers["Authorization"] = f"Bearer {self.key or _NO_KEY}"
+        headers["Authorization"] = authorization(self.config.base_url, self.key, _NO_KEY)
         return headers
 
     def _url(self, route: str) -> str:
@@ -545,6 +591,67 @@ class _Probe:
         # What a server says is untrusted, and may repeat the key or the URL's credentials.
         text = redact(text, self.key)
         return mask_secrets(text, url_secrets(self.config.base_url))
+
+
+# -- step 5: what the endpoint supports --------------------------------------------------
+
+
+def _settle_capabilities(
+    probes: Sequence[_Probe], cache_dir: Path, env: Mapping[str, str] | None
+) -> list[SetupProblem]:
+    """Fill what the run must know of each working endpoint from the cache or a probe,
+    and use it for the run; the problems are what cannot work (tools refused)."""
+    from polygon_voice.llm import capability_probe
+
+    working = [probe for probe in probes if probe.works]
+    if not working:
+        return []
+    try:
+        timeout = capability_probe.probe_timeout(os.environ if env is None else env)
+    except capability_probe.ProbeTimeoutError as error:
+        labels = _joined(label for probe in working for label in probe.labels)
+        hint = "Unset it, or set it to the seconds one probe request may take"
+        return [SetupProblem(labels, str(error), hint)]
+
+    def settle(probe: _Probe) -> Callable[[float], list[SetupProblem]]:
+        return lambda seconds: _capabilities_of(probe, cache_dir, seconds)
+
+    futures = [_in_daemon_thread(settle(probe), timeout) for probe in working]
+    # Each probe stops at its own budget; this wait is only the backstop for a stuck thread.
+    concurrent.futures.wait(futures, timeout=capability_probe.BUDGET_FACTOR * timeout + 1)
+    problems: list[SetupProblem] = []
+    for future in futures:
+        if future.done() and future.exception() is None:
+            problems += future.result()
+    return problems
+
+
+def _capabilities_of(probe: _Probe, cache_dir: Path, timeout: float) -> list[SetupProblem]:
+    from polygon_voice.llm import capabilities, capability_probe
+
+    wanted = frozenset().union(*(capabilities.needed(config) for _, config in probe.needs))
+    if not wanted:
+        return []  # the settings fix everything the run needs: nothing to ask
+    found, _ = capability_probe.find(
+        probe.config, cache_dir, wanted, key=probe.key, timeout=timeout, server=probe.server
+    )
+    problems = []
+    for need, config in probe.needs:
+        capabilities.adopt(config, found)
+        if config.role == "agent" and config.tool_choice == "auto" and found.tools == "refused":
+            problems.append(_tools_refused(need, probe, found.notes.get("tools", "")))
+    return problems
+
+
+def _tools_refused(need: RoleNeed, probe: _Probe, why: str) -> SetupProblem:
+    return SetupProblem(
+        need.label,
+        probe._clean(f"{probe._endpoint} (model {probe.model}) refuses tool calls ({why})"),
+        "The prompt agent offers tools on every turn. Start the server with tool calling on "
+        "(vLLM: --enable-auto-tool-choice --tool-call-parser NAME) or point the agent at a "
+        "model that takes tools; `polygon llm check --role agent` shows what the endpoint "
+        "supports",
+    )
 
 
 def _where(need: RoleNeed, field: str) -> str:

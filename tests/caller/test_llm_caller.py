@@ -121,6 +121,20 @@ async def test_an_empty_line_is_silence_and_an_empty_goodbye_hangs_up(serve: Ser
     async with client(fake) as llm:
         caller = LLMCaller(PERSONA, "en", llm, seed=0)
         assert await caller.reply(AGENT_GREETS) == StaySilent()
+        # Not a word of its part was said: the engine records the call as not exercised.
+        assert await caller.reply(AGENT_GREETS) == HangUp(never_spoke=True)
+
+
+async def test_an_empty_goodbye_after_a_line_is_a_plain_hang_up(serve: Serve) -> None:
+    fake = serve(
+        [
+            said({"say": "Hi, it's about order 5590.", "end_call": False}, call=1),
+            said({"say": "", "end_call": True}, call=2),
+        ],
+    )
+    async with client(fake) as llm:
+        caller = LLMCaller(PERSONA, "en", llm, seed=0)
+        assert await caller.reply(AGENT_GREETS) == Speak("Hi, it's about order 5590.")
         assert await caller.reply(AGENT_GREETS) == HangUp()
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from polygon_voice.llm import LLMClient, RetryPolicy, Role, RoleConfig
+from polygon_voice.llm.capabilities import forget_capabilities
 from polygon_voice.llm.dialects import forget_forms
 from polygon_voice.testing import FakeLLMServer, Rule
 
@@ -72,5 +73,7 @@ USER_HELLO = [{"role": "user", "content": "Hello, I would like to change my orde
 def fresh_forms() -> Iterator[None]:
     """Each test finds out endpoints' structured-output forms anew (ports are reused)."""
     forget_forms()
+    forget_capabilities()
     yield
     forget_forms()
+    forget_capabilities()

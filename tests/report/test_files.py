@@ -60,6 +60,8 @@ def test_files_follow_the_plan_order_and_sum_up(tmp_path: Path) -> None:
         "turns": 2,
         "tool_calls": 0,
         "wer": None,  # no caller turns
+        "not_exercised": None,
+        "failures": {},
     }
     assert data["summary"] == {
         "conversations": 2,
@@ -68,6 +70,8 @@ def test_files_follow_the_plan_order_and_sum_up(tmp_path: Path) -> None:
         "end_reasons": {"agent_hangup": 1, "error": 1},
         # Neither scenario states an expected outcome.
         "expectations": {"met": 0, "not_met": 0, "not_exercised": 0, "unstated": 2},
+        "not_exercised": 0,
+        "failures": {},
     }
     assert data["run_id"] == "run1"
     lines = transcripts.read_text().splitlines()

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from polygon_voice.agents.base import AgentContext
 from polygon_voice.llm import LLMClient, LLMConfigError, RoleConfig, load_llm_config
+from polygon_voice.llm.capabilities import Capabilities, adopted
 from polygon_voice.llm.errors import LLMError, LLMRequestError, ModelUnavailable
 from polygon_voice.llm.reply import ChatReply
 from polygon_voice.llm.usage import RequestActivity, Usage
@@ -319,12 +320,15 @@ class PromptAgent:
 
     def _request_options(self) -> dict[str, Any]:
         cfg = self._factory.config
+        role = self._factory.role_config
+        found = adopted(role.base_url, role.model or "")
         params = dict(cfg.params)
-        if self._tools:
+        if self._tools and sends_tool_choice(role, found):
             # llama.cpp's server ignores tools unless tool_choice is given; the profile's own
             # tool_choice wins.
             params.setdefault("tool_choice", "auto")
-        seed = self._context.seed % SEED_RANGE if cfg.seed else None
+        seeds = seed_range(role, found) if cfg.seed else None
+        seed = self._context.seed % seeds if seeds else None
         return {"tools": self._tools or None, "seed": seed, "params": params}
 
     def _calls_tools(self, reply: ChatReply) -> bool:
@@ -397,6 +401,26 @@ class PromptAgent:
         self._messages.append(
             {"role": "tool", "tool_call_id": call_id, "content": json.dumps(content, default=str)}
         )
+
+
+def sends_tool_choice(role: RoleConfig, found: Capabilities | None) -> bool:
+    """Whether `tool_choice` goes with the tools: as configured, else unless the endpoint
+    was found to take tools only without it (docs/llm.md, "What an endpoint supports")."""
+    if role.tool_choice != "auto":
+        return role.tool_choice == "send"
+    return found is None or found.tools != "without_tool_choice"
+
+
+def seed_range(role: RoleConfig, found: Capabilities | None) -> int | None:
+    """How many seeds to draw from (the seed is the call's seed modulo this), or None to
+    send no seed: the endpoint refused every one tried. Never above SEED_RANGE, so a run
+    sends the same seeds to every server that takes them."""
+    if role.seed_max is not None:
+        return min(SEED_RANGE, role.seed_max + 1)
+    if found is not None and found.seeds == "refused":
+        return None
+    largest = found.seed_max if found is not None else None
+    return min(SEED_RANGE, largest + 1) if largest is not None else SEED_RANGE
 
 
 def _assistant_message(reply: ChatReply, ids: list[str]) -> dict[str, Any]:

@@ -17,27 +17,52 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class RequestCounts:
-    """Model requests of every client a run uses, added up: for a live view of its work."""
+    """Model requests of every client a run uses, added up: for a live view of its work.
+
+    `oldest_wait`: seconds the oldest request in flight has been waiting (None: none is);
+    `waiting`: requests held back because their endpoint takes no more at once.
+    """
 
     in_flight: int = 0
     requests: int = 0
     retries: int = 0
     failures: int = 0
+    oldest_wait: float | None = None
+    waiting: int = 0
 
 
 def activity_of(clients: Iterable[Any]) -> RequestCounts:
     """The summed request counters of `clients` (each's `activity`, when it has one)."""
-    totals = [0, 0, 0, 0]
+    in_flight = requests = retries = failures = waiting = 0
+    oldest: float | None = None
     seen: set[int] = set()
     for client in clients:
         activity = getattr(client, "activity", None)
-        if client is None or activity is None or id(client) in seen:
+        # By the counters, not the client: a client shared by two roles, or an agent and its
+        # model client counting into one tally, count once.
+        if client is None or activity is None or id(activity) in seen:
             continue
-        seen.add(id(client))  # a client shared by two roles counts once
-        for index, name in enumerate(("in_flight", "requests", "retries", "failures")):
-            value = getattr(activity, name, 0)
-            totals[index] += value if isinstance(value, int) else 0
-    return RequestCounts(*totals)
+        seen.add(id(activity))
+        in_flight += _count(activity, "in_flight")
+        requests += _count(activity, "requests")
+        retries += _count(activity, "retries")
+        failures += _count(activity, "failures")
+        waiting += _count(activity, "waiting")
+        waited = _oldest_wait(activity)
+        if waited is not None and (oldest is None or waited > oldest):
+            oldest = waited
+    return RequestCounts(in_flight, requests, retries, failures, oldest, waiting)
+
+
+def _count(activity: object, name: str) -> int:
+    value = getattr(activity, name, 0)
+    return value if isinstance(value, int) else 0
+
+
+def _oldest_wait(activity: object) -> float | None:
+    wait = getattr(activity, "oldest_wait", None)
+    value = wait() if callable(wait) else None
+    return float(value) if isinstance(value, int | float) else None
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,31 @@ class CallResult:
         return cause.cause if cause is not None else None
 
     @property
+    def failures(self) -> dict[str, str]:
+        """The roles whose model or endpoint failed for this call (agent, caller, judge,
+        probes), each with its whole stored error; {} when none did."""
+        from polygon_voice.runner.failures import call_failures
+
+        reasons = [answer.reason for answer in self.probes]
+        return call_failures(self.end_reason, self.end_message, self.judgement, reasons)
+
+    @property
+    def not_exercised(self) -> str | None:
+        """Why the call did not test the agent (its caller failed or never spoke, its script
+        did not play, no agent could win it); None when it was exercised."""
+        judged = self.judgement.reasons if self.judgement is not None else []
+        prefix = "not exercised: "
+        said = next((r.removeprefix(prefix) for r in judged if r.startswith(prefix)), None)
+        for reason in (
+            said,
+            self.case.not_exercised if self.case is not None else None,
+            self.expect.not_exercised if self.expect is not None else None,
+        ):
+            if reason is not None:
+                return reason
+        return None
+
+    @property
     def expect_met(self) -> bool | None:
         """Whether the expected outcome held; None when the scenario states none or the call
         was not exercised."""
@@ -81,6 +106,8 @@ class CallResult:
             "axes": self.axes,
             "root_cause": self.root_cause,
             "expect_met": self.expect_met,
+            "not_exercised": self.not_exercised,
+            "failures": self.failures,
             "probes": {answer.id: answer.answer for answer in self.probes},
         }
 
@@ -151,6 +178,17 @@ class RunResult:
         """Whether a model or endpoint failed for at least one call (exit 3)."""
         return any(f.count for f in self.failures)
 
+    @property
+    def not_exercised(self) -> int:
+        """Calls that did not test the agent (see `CallResult.not_exercised`)."""
+        return sum(call.not_exercised is not None for call in self.calls)
+
+    @property
+    def nothing_exercised(self) -> bool:
+        """Whether the run has calls and none of them tested the agent (exit 3): every
+        caller failed or hung up before saying anything, or no script played."""
+        return bool(self.calls) and self.not_exercised == len(self.calls)
+
     def to_dict(self) -> dict[str, Any]:
         """The results as plain JSON data (`polygon run --json`; keys in docs/cli.md)."""
         return {
@@ -163,6 +201,7 @@ class RunResult:
             "verdicts": self.verdicts,
             "mean_composite": self.mean_composite,
             "expectations": self.expectations,
+            "not_exercised": self.not_exercised,
             "release_gate": self.gate,
             "failures": [
                 {"role": f.role, "count": f.count, "first_error": f.first_error}
@@ -201,10 +240,11 @@ class RunResult:
         min_composite: float | None = None,
         gate: bool = False,
     ) -> ExitCode:
-        """The exit code `polygon run` gives this result: infrastructure failures (3) before
-        verdicts (1: a call at or below `fail_on`, the mean composite below `min_composite`,
-        or the release gate failed when `gate`), else 0."""
-        if self.infrastructure_failed:
+        """The exit code `polygon run` gives this result: infrastructure failures, or a run
+        in which no call was exercised so that nothing was tested (3), before verdicts (1: a
+        call at or below `fail_on`, the mean composite below `min_composite`, or the release
+        gate failed when `gate`), else 0."""
+        if self.infrastructure_failed or self.nothing_exercised:
             return ExitCode.INFRASTRUCTURE
         if fail_on is not None and self.failing_calls(fail_on):
             return ExitCode.VERDICTS_FAILED

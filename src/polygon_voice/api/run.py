@@ -187,7 +187,7 @@ def _prepare(
         tally = RunTally()
         tally.failures.on_first = observer.role_failed
         runner = SuiteRunner(
-            suite=loaded.suite,
+            suite=setup.with_agent_turn_limit(loaded.suite, factory),
             agent_factory=factory,
             store=store,
             run_id=record.id,
@@ -211,7 +211,9 @@ def _prepare(
             total=count_calls(loaded.suite) - len(done) + len(rejudge),
             kept=len(done) - len(rejudge),
             rejudged=len(rejudge),
-            activity=lambda: activity_of([*clients, getattr(factory, "_client", None)]),
+            # The agent factory: a prompt agent counts its model's requests (live before its
+            # first call opens the client).
+            activity=lambda: activity_of([*clients, factory]),
         )
     except BaseException:
         lease.__exit__(None, None, None)

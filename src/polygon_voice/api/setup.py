@@ -193,6 +193,23 @@ def check_tools_and_noise(loaded: LoadedSuite, noise: float | None) -> None:
         raise SetupError(f"{loaded.path}: {exc}") from None
 
 
+def with_agent_turn_limit(suite: Suite, factory: object) -> Suite:
+    """The suite as its calls are played: a prompt agent's turn limit (`agent_turn_timeout`)
+    follows its model role's `turn_timeout` (by default twice the request timeout, so a CPU
+    server is not cut off at the suite's 10 s) unless the suite sets the limit itself."""
+    from polygon_voice.agents.prompt_agent import PromptAgentFactory
+    from polygon_voice.model.tools import MAX_SECONDS
+
+    settings = suite.settings
+    if not isinstance(factory, PromptAgentFactory) or "agent_turn_timeout" in (
+        settings.model_fields_set
+    ):
+        return suite
+    limit = min(factory.role_config.turn_limit, MAX_SECONDS)
+    played = settings.model_copy(update={"agent_turn_timeout": limit})
+    return suite.model_copy(update={"settings": played})
+
+
 def merged_usage(*usages: Usage | None) -> dict[str, Any] | None:
     """The caller's, the judge's, the probes' and the prompt agent's model usage as one
     `llm_usage` (None when no model ran); the probes share the judge role, so their tallies

@@ -19,9 +19,14 @@ class Speak:
 @dataclass(frozen=True)
 class HangUp:
     """End the call; `failure` says why when the caller could not go on (its model failed),
-    so the call is recorded as not exercised rather than as the caller's choice."""
+    so the call is recorded as not exercised rather than as the caller's choice.
+
+    `never_spoke`: a caller that hangs up without having said a word of its part, although
+    it may have kept silent (a model caller whose silences were no test of their own, unlike
+    a script's `silence` step): the call is recorded as not exercised too."""
 
     failure: str | None = None
+    never_spoke: bool = False
 
 
 @dataclass(frozen=True)

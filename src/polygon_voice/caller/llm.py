@@ -3,7 +3,8 @@
 Each turn is one structured request, answered as `{"say": str, "end_call": bool}`:
 `end_call` true means "say this, then hang up" (the caller hangs up at its next turn, after
 the agent's answer to the goodbye; an empty `say` hangs up at once). An empty `say` alone
-is silence.
+is silence. Hanging up before any line of its own (`HangUp.never_spoke`) leaves the call
+not exercised: the persona never played.
 
 Guard rails (see llm_guard.py): a line that states a number found in no fact, or says the
 caller is an AI or a simulation, is not passed on. The model gets one retry with a note
@@ -73,6 +74,7 @@ class LLMCaller:
         self._system = system_prompt(persona, language)
         self._allowed = fact_numbers(persona)
         self._hang_up_next = False
+        self._spoke = False
 
     async def reply(self, view: CallView) -> CallerMove:
         """The next line from the model, checked; HangUp after a goodbye or a model error."""
@@ -88,9 +90,13 @@ class LLMCaller:
         say = line.say.strip()
         if line.end_call:
             if not say:
-                return HangUp()
+                # Hung up before saying a word of its part: its persona never played.
+                return HangUp(never_spoke=not self._spoke)
             self._hang_up_next = True
-        return Speak(say) if say else StaySilent()
+        if not say:
+            return StaySilent()
+        self._spoke = True
+        return Speak(say)
 
     def barge_in(
         self, point: InterruptPoint, view: CallView, tool: str | None = None

@@ -1,9 +1,14 @@
 """Cases that did not play as written, or that no agent could win: the suite's problem.
 
-Three shapes are read from the trace:
+Four shapes are read from the trace:
 
 * the simulated caller failed (its model kept erroring: the engine notes `caller_failed`):
   nothing after that point was played, whatever the agent did;
+* the simulated caller hung up before saying anything (the engine notes
+  `caller_never_spoke`), e.g. a model that ends the call before a line of its own, or a
+  script with no lines: the agent was never put to the test. A caller that says one word
+  and hangs up did give the agent its chance, and so does a script's silence or noise
+  (a test of its own): such calls are judged as played;
 * a scripted barge-in whose point never came (the engine notes `script_unplayed` at the
   end of the call): the event the case is about never happened;
 * a correction or a "no, don't" spoken only after the write of the old request had already
@@ -39,6 +44,21 @@ from polygon_voice.model import (
 
 UNPLAYED_NOTE = "script_unplayed"
 CALLER_FAILED_NOTE = "caller_failed"
+NEVER_SPOKE_NOTE = "caller_never_spoke"
+NEVER_SPOKE = "the caller hung up before saying anything"
+
+
+def not_played(result: ConversationResult) -> str | None:
+    """Why the call did not play at all (its caller failed, or hung up before saying
+    anything); None when the caller took part. Such a call is *not exercised* under every
+    rubric: the notes are newer than any verdict stored before them, so no stored verdict
+    changes (RUB-6), and a judge is never asked about it."""
+    failure = caller_failed(result)
+    if failure is not None:
+        return failure
+    if any(entry.kind == NEVER_SPOKE_NOTE for entry in result.trace):
+        return NEVER_SPOKE
+    return None
 
 
 def caller_failed(result: ConversationResult) -> str | None:

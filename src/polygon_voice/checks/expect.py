@@ -13,7 +13,7 @@ from typing import Any
 
 from polygon_voice.checks.claims import mentions_value
 from polygon_voice.checks.evidence import records_at, same
-from polygon_voice.checks.exercised import agent_at_fault, caller_failed, unplayed_events
+from polygon_voice.checks.exercised import agent_at_fault, not_played, unplayed_events
 from polygon_voice.model import (
     AXES,
     CallStatus,
@@ -80,8 +80,8 @@ def _not_exercised(
     """Why the call did not play as written; None when it did, or when it failed and the
     agent is at fault on its own (it broke the call, looped, claimed a phantom change), as
     for a case (checks/score.py)."""
-    failure = caller_failed(result)
-    if failure is not None:  # the caller vanished: nothing the agent did can be held to it
+    failure = not_played(result)
+    if failure is not None:  # the caller vanished or never spoke: nothing to hold the agent to
         return failure
     unplayed = unplayed_events(scenario, result)
     if not unplayed or (failed and agent_at_fault(result, tools)):

@@ -11,7 +11,7 @@ from polygon_voice.checks.causes import LAYERS, root_cause
 from polygon_voice.checks.evidence import CaseView, Records
 from polygon_voice.checks.exercised import (
     agent_at_fault,
-    caller_failed,
+    not_played,
     unplayed_events,
     unwinnable,
 )
@@ -72,8 +72,8 @@ def score_case(
 def not_exercised(view: CaseView, failed: list[str]) -> str | None:
     """Why the case did not play as written, or (when it failed) could not be won; None
     when it played and could be won."""
-    failure = caller_failed(view.result)
-    if failure is not None:  # the caller vanished: the case never played to its end
+    failure = not_played(view.result)
+    if failure is not None:  # the caller vanished or never spoke: the case never played
         return failure
     reasons = unplayed_events(view.scenario, view.result)
     if reasons and not (failed and agent_at_fault(view.result, view.tools)):

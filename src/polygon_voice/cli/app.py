@@ -68,6 +68,10 @@ COMMANDS: dict[str, CommandEntry] = {
         "polygon_voice.cli.personas",
         "Simulated callers generated from an agent's prompt: generate, list, refresh, sample.",
     ),
+    "llm": CommandEntry(
+        "polygon_voice.cli.llm",
+        "The model endpoints of each role: `polygon llm check` (docs/llm.md).",
+    ),
     "lint": CommandEntry(
         "polygon_voice.cli.lint", "Score PROMPT_FILE on five axes and mark the weak places."
     ),

@@ -97,9 +97,11 @@ def lint_command(
 
 
 def _show_steps(bar: Progress) -> Step:
-    """Tiers 3-4's steps on the progress bar (on stderr: stdout may be --json).
+    """The slow steps on the progress bar (on stderr: stdout may be --json): tiers 3-4's,
+    and tier 2's when it asks a logprobs endpoint.
 
-    The bar starts with the first step, so a lint of tiers 1-2 draws nothing at all.
+    The bar starts with the first step, so a lint of tiers 1-2 without an endpoint draws
+    nothing at all.
     """
     task: TaskID | None = None
 

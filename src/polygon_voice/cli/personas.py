@@ -37,8 +37,13 @@ if TYPE_CHECKING:
 
     from polygon_voice.llm import LLMClient, LLMSettings
     from polygon_voice.model import ConversationResult, Persona
-    from polygon_voice.scenario.personas import GenerationFailure, GenerationResult, PersonaPlan
-    from polygon_voice.store import PersonaConversation, PersonaRecord, Store
+    from polygon_voice.scenario.personas import (
+        GeneratedPersona,
+        GenerationFailure,
+        GenerationResult,
+        PersonaPlan,
+    )
+    from polygon_voice.store import PersonaConversation, PersonaRecord, PersonaUsage, Store
 
 personas_app = typer.Typer(
     help="Simulated callers generated from an agent's prompt: generate, list, refresh, sample.",
@@ -253,9 +258,12 @@ def personas_table(
     for column in ("name", "type, outcome, difficulty", "lang", "generator", "prompt"):
         table.add_column(column)
     table.add_column("status", no_wrap=True)
+    priced = any(record.usage is not None for record in records)
+    if priced:  # made by a model: what each cost, in tokens in / out
+        table.add_column("tokens", justify="right", no_wrap=True)
     for record in records:
         persona = record.persona
-        table.add_row(
+        cells: list[RenderableType] = [
             record.id,
             Text(persona.name),
             f"{persona.type.value}, {persona.intended_outcome.value}, {persona.difficulty}",
@@ -263,7 +271,11 @@ def personas_table(
             Text(record.generator),
             Text(_shown_path(record.prompt_path)),
             _status_text(_status(record, hashes)),
-        )
+        ]
+        if priced:
+            usage = record.usage
+            cells.append("—" if usage is None else f"{usage.tokens_in}/{usage.tokens_out}")
+        table.add_row(*cells)
     return table
 
 
@@ -285,6 +297,8 @@ def persona_panel(record: PersonaRecord, hashes: dict[str, str | None]) -> Panel
             Text(f"  generator {record.generator}", style="dim"),
         ),
     ]
+    if record.usage is not None:
+        lines.append(Text(f"model usage  {record.usage.line()}", style="dim"))
     title = Text.assemble((record.id, "bold"), "  ", Text(persona.name))
     # Not expanded: as wide as its content, whatever the width of the terminal or pipe.
     return Panel(Group(*lines), title=title, title_align="left", expand=False)
@@ -468,21 +482,23 @@ def _refresh_prompt(
     label = f"refreshing personas of {_shown_path(path)}"
     result = _with_progress(label, len(plans), work, quiet)
     for made in result.personas:
-        updated = _refreshed(records[made.plan.index], made.persona, result, made.generator)
+        updated = _refreshed(records[made.plan.index], made, result)
         _replace(store, updated)
     _print_failures(result.failures)
     return len(result.personas), len(result.failures)
 
 
 def _refreshed(
-    original: PersonaRecord, persona: Persona, result: GenerationResult, generator: str
+    original: PersonaRecord, made: GeneratedPersona, result: GenerationResult
 ) -> PersonaRecord:
+    # The usage is this version's: what making it again spent.
     return original.model_copy(
         update={
-            "persona": persona,
+            "persona": made.persona,
             "prompt_hash": result.prompt_hash,
-            "generator": generator,
+            "generator": made.generator,
             "updated_at": datetime.now(UTC),
+            "usage": _usage(made),
         }
     )
 
@@ -500,9 +516,26 @@ def _records(result: GenerationResult, path: str) -> list[PersonaRecord]:
             generator=made.generator,
             created_at=now,
             updated_at=now,
+            usage=_usage(made),
         )
         for made in result.personas
     ]
+
+
+def _usage(made: GeneratedPersona) -> PersonaUsage | None:
+    """What a persona's own requests spent, as it is stored; None without a model."""
+    from polygon_voice.store import PersonaUsage
+
+    spent = made.usage
+    if spent is None:
+        return None
+    return PersonaUsage(
+        requests=spent.calls,
+        cached=spent.cached_calls,
+        tokens_in=spent.tokens_in,
+        tokens_out=spent.tokens_out,
+        cost=spent.cost,
+    )
 
 
 def _versions(records: Iterable[PersonaRecord]) -> dict[str, str]:

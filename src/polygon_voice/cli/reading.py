@@ -6,7 +6,8 @@ What these commands print is read from the store only (no call is run again). He
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -15,6 +16,7 @@ from polygon_voice.cli.app import app
 from polygon_voice.cli.common import DbOption, JsonOption, console, fail, open_store, print_json
 
 if TYPE_CHECKING:
+    from polygon_voice.model import ConversationResult
     from polygon_voice.store import RunRecord, Store
 
 JudgementSetOption = Annotated[
@@ -137,10 +139,42 @@ def _show_run(
     if patterns and not table.row_count:
         fail(f"no call of run {record.id} has a scenario matching {' '.join(patterns)}")
     console.print(table)
+    _print_failures(store, record.id, judgement_set, keep)
     sets = store.stage_result_names(record.id, "judge")
     if any(sets):  # rejudged: say which sets exist and how to see one
         names = ", ".join(repr(name) for name in sets)
         console.print(f"Judgement sets: {escape(names)} (--judgement-set NAME)")
+
+
+# A run whose model was down for every call lists its first failures, then counts the rest.
+SHOWN_FAILURES = 20
+
+
+def _print_failures(
+    store: Store, run_id: str, judgement_set: str, keep: Callable[[str], bool]
+) -> None:
+    """The calls a model or endpoint failed for, one line per role: the stored error
+    shortened for the screen (`--conversation ID` or `--json` show the whole of it)."""
+    from polygon_voice.cli.run_view import ROLE_WORDS, on_screen
+    from polygon_voice.report.stored import run_failures
+    from polygon_voice.textsafe import visible
+
+    shown = more = 0
+    for summary, found in run_failures(store, run_id, judgement_set):
+        if not keep(summary.scenario_id):
+            continue
+        for role, error in found.items():
+            if shown == SHOWN_FAILURES:
+                more += 1
+                continue
+            shown += 1
+            what = ROLE_WORDS.get(role, (f"the {role} failed", ""))[0]
+            console.print(
+                f"[red]{escape(visible(summary.id))}: {escape(what)}:[/] "
+                f"{escape(visible(on_screen(error)))}"
+            )
+    if more:
+        console.print(f"... and {more} more model failures (polygon show {run_id} --json)")
 
 
 def _show_conversation(
@@ -162,6 +196,7 @@ def _show_conversation(
         return
     played = store.get_conversation(record.id, conversation)
     console.print(conversation_view(played))
+    _print_call_failures(store, record.id, played, judgement_set)
     checks = store.get_stage_result(record.id, conversation, "checks")
     if checks is not None:
         console.print(case_view(CaseScore.model_validate(checks)))
@@ -174,6 +209,25 @@ def _show_conversation(
         console.print(judgement_view(Judgement.model_validate(judged), label))
     elif judgement_set:
         fail(f"conversation {conversation} has no judgement in set '{judgement_set}'")
+
+
+def _print_call_failures(
+    store: Store, run_id: str, played: ConversationResult, judgement_set: str
+) -> None:
+    """Each role a model failed for in this call, with its whole stored error."""
+    from polygon_voice.cli.run_view import ROLE_WORDS
+    from polygon_voice.report.files import conversation_entry
+    from polygon_voice.textsafe import visible
+
+    def stage(name: str, set_name: str = "") -> dict[str, Any] | None:
+        return store.get_stage_result(run_id, played.id, name, set_name)
+
+    entry = conversation_entry(played, stage("judge", judgement_set), None, stage("probes"))
+    for role, error in entry["failures"].items():
+        what = ROLE_WORDS.get(role, (f"the {role} failed", ""))[0]
+        console.print(f"[bold red]{escape(what)}:[/] {escape(visible(error))}")
+    if entry["not_exercised"] is not None:
+        console.print(f"[yellow]not exercised:[/] {escape(visible(entry['not_exercised']))}")
 
 
 @app.command()

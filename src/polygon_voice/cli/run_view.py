@@ -16,6 +16,8 @@ from polygon_voice.api.events import RequestCounts, RunObserver, RunStarted
 from polygon_voice.cli.common import console, errors, fail
 from polygon_voice.cli.progress import progress_bar
 from polygon_voice.judge.run import UNUSABLE_ANSWERS
+from polygon_voice.llm.usage import in_flight_text
+from polygon_voice.textsafe import visible
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -68,10 +70,13 @@ class _LiveStatus:
                         if tally.verdicts[v]
                     )
                 )
+            if tally is not None and tally.not_exercised:
+                parts.append(f"not exercised {tally.not_exercised}")
             if self.activity is not None:
                 counts = self.activity()
                 if counts.requests:
-                    line = f"model: {counts.in_flight} in flight, {counts.requests} sent"
+                    waiting = in_flight_text(counts.in_flight, counts.oldest_wait, counts.waiting)
+                    line = f"model: {waiting}, {counts.requests} sent"
                     parts.append(line + (f", {counts.retries} retried" if counts.retries else ""))
             if tally is not None:
                 failed = [f"{f.role} failed {f.count}" for f in tally.failures.in_order()]
@@ -162,6 +167,8 @@ def print_run_summary(store: Store, result: RunResult) -> None:
     if result.verdicts:
         console.print(verdict_table(result.verdicts, result.mean_composite))
     console.print(expectations_line(result))
+    if result.not_exercised:
+        console.print(not_exercised_line(result))
     if result.probes:
         console.print(probes_table(result))
     console.print(
@@ -203,6 +210,28 @@ def expectations_line(result: RunResult) -> str:
             f"; {unstated} call(s) from scenarios without `expect:`, whose verdicts cannot "
             "tell a request done from one ignored (docs/suites.md)"
         )
+    return escape(line)
+
+
+# Distinct reasons a summary names; the rest are counted ("polygon show RUN" lists them all).
+NAMED_REASONS = 3
+
+
+def not_exercised_line(result: RunResult) -> str:
+    """How many calls did not test the agent, counted apart from the verdicts, and why."""
+    reasons: dict[str, int] = {}
+    for call in result.calls:
+        if call.not_exercised is not None:
+            reason = visible(on_screen(call.not_exercised))  # a model's error may hold ESC
+            reasons[reason] = reasons.get(reason, 0) + 1
+    named = sorted(reasons.items(), key=lambda item: -item[1])[:NAMED_REASONS]
+    parts = [f"{reason} ({count})" for reason, count in named]
+    if len(reasons) > NAMED_REASONS:
+        parts.append(f"{len(reasons) - NAMED_REASONS} more reasons")
+    line = (
+        f"Not exercised: {result.not_exercised} of {len(result.calls)} call(s), counted apart "
+        f"(the agent was not put to the test): {'; '.join(parts)}"
+    )
     return escape(line)
 
 
@@ -258,6 +287,12 @@ def verdict_exit(
     """The exit code for `result`, after printing (to stderr) what set it: the calls at or
     below --fail-on, the mean below --min-composite, the release gate."""
     code = result.exit_code(fail_on=fail_on, min_composite=min_composite, gate=gate)
+    if code == ExitCode.INFRASTRUCTURE and not result.infrastructure_failed:
+        errors.print(
+            f"[bold red]nothing was tested:[/] no call of the run was exercised (exit "
+            f'{int(code)}); the reasons are listed under "Not exercised" above'
+        )
+        return int(code)
     if code == ExitCode.INFRASTRUCTURE:
         errors.print(
             "[bold red]infrastructure failures:[/] a model or endpoint failed during the run "

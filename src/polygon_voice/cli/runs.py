@@ -195,6 +195,8 @@ def _suite_source(suite: Path) -> str | Path:
 
 def _final_line(result: RunResult, quiet: bool) -> None:
     verdicts = ", ".join(f"{v} {n}" for v, n in result.verdicts.items()) or "not judged"
+    if result.not_exercised:
+        verdicts += f" ({result.not_exercised} not exercised)"
     files = f"{result.report_path}, {result.transcripts_path}" if result.report_path else ""
     console.print(
         f"Run [bold]{result.run_id}[/]: {len(result.calls)} calls, {escape(verdicts)}"

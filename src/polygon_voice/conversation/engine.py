@@ -347,10 +347,19 @@ class ConversationEngine:
                 # The caller could not go on (its model failed): the checks and the judge
                 # read this note and treat the call as not exercised (checks.exercised).
                 self._record_note("caller", "caller_failed", {"error": move.failure})
+            elif self._caller_turns == 0 and (move.never_spoke or self._caller_did_nothing()):
+                # Hung up before saying anything: the agent was never put to the test, so
+                # the call is not exercised either (checks.exercised).
+                self._record_note("caller", "caller_never_spoke", {})
             message = "" if move.failure is None else f"the caller failed: {move.failure}"
             self._stop(EndReason.CALLER_HANGUP, message)
             raise _Ended
         return self._silence()
+
+    def _caller_did_nothing(self) -> bool:
+        """Whether the caller has not kept silent or made a noise in this call yet (a
+        script's silence or noise is a test of its own, even without a word)."""
+        return not any(e.kind in ("silence", "background_noise") for e in self.trace)
 
     def _caller_speaks(self, text: str, barge_in: bool) -> str:
         text = self._storable_text(text, "caller", "speak")

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from polygon_voice.checks.exercised import caller_failed
+from polygon_voice.checks.exercised import not_played
 from polygon_voice.judge.composite import Composite, combine_repeats, composite, read_score
 from polygon_voice.judge.gates import fired_gates, verdict
 from polygon_voice.judge.promoted import gate_answers
@@ -102,7 +102,7 @@ def judge_conversation(
     """Run `judge` `repeats` times and build the judgement under `rubric`."""
     if repeats < 1:
         raise ValueError("judge repeats must be at least 1")
-    failure = caller_failed(given.result)
+    failure = not_played(given.result)
     if failure is not None:
         return not_judged(judge.name, rubric, given, failure)
     runs = [JudgeRun(judge.score(given, rubric)) for _ in range(repeats)]
@@ -121,21 +121,24 @@ async def judge_conversation_async(
         raise ValueError("judge repeats must be at least 1")
     if not hasattr(judge, "run"):
         return judge_conversation(judge, rubric, given, repeats)
-    failure = caller_failed(given.result)
-    if failure is not None:  # no model call for a call that did not play
+    failure = not_played(given.result)
+    if failure is not None:  # no model request for a call that did not play
         return not_judged(judge.name, rubric, given, failure)
     runs = [await judge.run(given, rubric, repeat) for repeat in range(repeats)]
     return build_judgement(judge.name, rubric, given, runs)
 
 
 def not_judged(judge_name: str, rubric: Rubric, given: JudgeInput, why: str) -> Judgement:
-    """The judgement of a call that did not play (its caller failed): no criterion is scored,
-    the verdict is `unscored` with the reason, unless a gate fires on what was said
-    (a forbidden phrase still fails the call). Any rubric: such calls are new, so no stored
-    verdict changes."""
+    """The judgement of a call that did not play (its caller failed, or hung up before saying
+    anything): no criterion is scored, the verdict is `unscored` with the reason, unless a
+    gate fires on what was said (a forbidden phrase still fails the call). Any rubric: the
+    trace notes that mark such calls are newer than any stored verdict, so none changes."""
     unread = {c.id: RawScore(None, reason=f"not judged: {why}") for c in rubric.criteria}
     judged = build_judgement(judge_name, rubric, given, [JudgeRun(unread)])
-    return judged.model_copy(update={"reasons": [f"not exercised: {why}", *judged.reasons]})
+    reason = f"not exercised: {why}"
+    # Said once, first: the expectation's reading of the same call may have added it too.
+    rest = [r for r in judged.reasons if r != reason]
+    return judged.model_copy(update={"reasons": [reason, *rest]})
 
 
 def build_judgement(

@@ -95,12 +95,16 @@ def lint(
             f"the prompt is {size:,} bytes; embeddings run up to {MAX_EMBEDDED_BYTES:,} "
             "(--max-bytes 0 lifts every size limit)"
         )
-    steps = _Steps(on_step, total=2 * (why_not[3] is None) + (why_not[4] is None))
+    # A logprobs endpoint is a step too: a CPU server may take minutes (the bar shows the wait).
+    asks_endpoint = why_not[2] is None and endpoint is not None
+    slow_steps = asks_endpoint + 2 * (why_not[3] is None) + (why_not[4] is None)
+    steps = _Steps(on_step, total=slow_steps)
     for tier in (2, 3, 4):
         why = why_not[tier]
         if why is not None:
             skip(tier, why)
         elif tier == 2 and endpoint is not None:
+            steps.start("tier 2: asking the logprobs endpoint")
             try:
                 spans = token_logprobs(endpoint, text)
             except LogprobsError as exc:

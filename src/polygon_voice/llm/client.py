@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -19,7 +20,7 @@ from polygon_voice.llm.errors import (
     LLMRequestError,
     redact,
 )
-from polygon_voice.llm.limits import SHARED_LIMITS, EndpointLimits
+from polygon_voice.llm.limits import SHARED_LIMITS, EndpointGate, EndpointLimits
 from polygon_voice.llm.reply import (
     ChatReply,
     parse_completion,
@@ -271,12 +272,12 @@ class LLMClient:
 
     async def _send(self, payload: bytes, form: StructuredForm | None = None) -> bytes:
         transport = self._transport or self._open()
-        slot = self._limits.slot(self.config.base_url, self.config.max_concurrency)
+        gate = self._limits.gate(self.config.base_url, self.config.max_concurrency)
         attempts = self.config.max_retries + 1
         for attempt in range(attempts):
             try:
-                async with slot:
-                    return await self._attempt(transport, payload)
+                async with self._through(gate):
+                    return await self._attempt(gate, transport, payload)
             except TransportFailure as failure:
                 if form not in (None, "prompt") and is_shape_refusal(
                     failure.status, failure.detail
@@ -286,7 +287,7 @@ class LLMClient:
                 if not failure.retryable or attempt + 1 == attempts:
                     self.usage.record_failure(self.config.role)
                     raise self._failed(failure, attempt + 1) from None
-                delay = self._retry.delay(attempt, failure.retry_after)
+                delay = self._retry_delay(gate, failure, attempt)
                 log.info(
                     "%s: %s from %s; retry %d of %d in %.2f s",
                     self.config.role,
@@ -298,19 +299,71 @@ class LLMClient:
                 )
                 self.usage.record_retry(self.config.role)
                 self.activity.retries += 1
-                # Outside the slot: a waiting retry does not hold back other calls.
+                # Outside the gate: a waiting retry does not hold back other calls (after a
+                # timeout the gate itself keeps everyone off the endpoint for a while).
                 await self._retry.sleep(delay)
         raise AssertionError("the retry loop always returns or raises")
 
-    async def _attempt(self, transport: OpenAITransport, payload: bytes) -> bytes:
-        """One request, counted in flight from when it is sent until its answer is in."""
+    @asynccontextmanager
+    async def _through(self, gate: EndpointGate) -> AsyncIterator[None]:
+        """Inside the gate; counted as waiting for as long as the gate holds the request back."""
+        activity = self.activity
+        activity.waiting += 1
+        entered = False
+        try:
+            async with gate:
+                activity.waiting -= 1
+                entered = True
+                yield
+        finally:
+            if not entered:  # cancelled while held back
+                activity.waiting -= 1
+
+    def _retry_delay(self, gate: EndpointGate, failure: TransportFailure, attempt: int) -> float:
+        """The wait before the next attempt; after a timeout, at least until the endpoint is
+        expected to be done with the abandoned request (the gate's busy spell)."""
+        if not failure.timed_out:
+            return self._retry.delay(attempt, failure.retry_after)
+        return max(self._retry.delay(attempt), gate.busy_for)
+
+    async def _attempt(
+        self, gate: EndpointGate, transport: OpenAITransport, payload: bytes
+    ) -> bytes:
+        """One request, counted in flight from when it is sent until its answer is in.
+
+        The gate learns how it went: an answer (or an error status) lets it open up again; a
+        request abandoned without one (timed out, or its call cancelled) keeps the endpoint
+        busy for a while, since the server may still be computing it.
+        """
         activity = self.activity
         activity.requests += 1
-        activity.in_flight += 1
+        started = activity.begin()
         try:
-            return await self._bounded(transport.send(payload))
+            raw = await self._bounded(transport.send(payload))
+        except TransportFailure as failure:
+            if failure.timed_out:
+                gate.abandoned(self._still_busy_for(activity.waited(started)))
+            elif failure.status is not None:
+                await gate.answered()
+            raise
+        except asyncio.CancelledError:
+            gate.abandoned(self._still_busy_for(activity.waited(started)))
+            raise
         finally:
-            activity.in_flight -= 1
+            activity.end(started)
+        await gate.answered()
+        return raw
+
+    def _still_busy_for(self, abandoned_after: float) -> float:
+        """How long a server may go on computing a request abandoned after that many seconds.
+
+        A server of one's own (the local profile) has a few slots and finishes what it was
+        given; a hosted API spreads requests over many machines, so none is waited for there
+        (its gate still lets one request through at a time until an answer comes back).
+        """
+        if not self.config.local:
+            return 0.0
+        return self._retry.after_timeout(abandoned_after)
 
     async def _bounded(self, sending: Awaitable[bytes]) -> bytes:
         """One attempt under a wall-clock deadline for the whole answer.
@@ -321,13 +374,15 @@ class LLMClient:
         """
         # A quarter more than `timeout`: a server that says nothing at all is the HTTP stack's
         # own timeout ("no answer within"), which must fire first to be named as such.
-        limit = self.config.timeout * WHOLE_ANSWER_FACTOR
+        limit = self.config.request_timeout * WHOLE_ANSWER_FACTOR
         try:
             async with asyncio.timeout(limit):
                 raw = await sending
         except TimeoutError:
             detail = f"no complete answer within {limit:g} s (the whole answer, not one read)"
-            raise TransportFailure(detail, status=None, retryable=True, retry_after=None) from None
+            raise TransportFailure(
+                detail, status=None, retryable=True, retry_after=None, timed_out=True
+            ) from None
         return raw
 
     def _open(self) -> OpenAITransport:

@@ -1,12 +1,14 @@
 """Per-role LLM settings: a config file, then the environment, then the defaults.
 
 Precedence, lowest first: defaults < the file's shared `llm:` keys < the file's role section
-< `POLYGON_BASE_URL` / `POLYGON_API_KEY` < `POLYGON_<ROLE>_BASE_URL` / `_API_KEY` / `_MODEL`.
+< `POLYGON_BASE_URL` / `POLYGON_API_KEY` < `POLYGON_<ROLE>_BASE_URL` / `_API_KEY` / `_MODEL`
+(and `_TIMEOUT`, `_TURN_TIMEOUT`, ... : `_ROLE_VARIABLES`).
 An API key is never part of the settings: only the NAME of the variable that holds it is.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import tomllib
 from collections.abc import Iterator, Mapping, Set
@@ -32,6 +34,20 @@ ROLES: tuple[Role, ...] = get_args(Role)
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_CACHE_DIR = Path(".polygon") / "llm-cache"
 _ENV_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+# Seconds to wait for one answer when `timeout` is not set (docs/llm.md, "Retries, timeouts
+# and limits"). A hosted API answers in seconds; a model on a CPU server of one's own takes
+# 30-300 s, and more while its one slot is busy with another request.
+REMOTE_TIMEOUT = 60.0
+LOCAL_TIMEOUT = 600.0
+# The prompt agent's turn limit, unless `turn_timeout` is set: this many times the request
+# timeout, so one whole answer (at most 1.25 x timeout) fits with room for a quick retry, while
+# the turn still ends well before every retry of every round has run (5 x 1.25 x timeout).
+TURN_TIMEOUT_FACTOR = 2.0
+Profile = Literal["auto", "remote", "local"]
+# Host names that never leave the machine or the local network.
+_LOCAL_SUFFIXES = (".localhost", ".local", ".internal", ".lan", ".home.arpa")
+# Shared address space (RFC 6598): carrier NAT and VPN overlays that reach a home server.
+_SHARED_ADDRESSES = ipaddress.ip_network("100.64.0.0/10")
 
 
 class RoleConfig(BaseModel):
@@ -45,7 +61,13 @@ class RoleConfig(BaseModel):
     api_key_env: str | None = None
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_tokens: int | None = Field(default=None, gt=0)
-    timeout: float = Field(default=60.0, gt=0)
+    # Which defaults apply: `auto` takes the local-server ones for a loopback or private
+    # address, a `.local` name or a one-word host name (a container's), else the remote ones.
+    profile: Profile = "auto"
+    # None: REMOTE_TIMEOUT or LOCAL_TIMEOUT by the profile (see `request_timeout`).
+    timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    # The prompt agent's wall-clock limit per turn (the agent role); None: see `turn_limit`.
+    turn_timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     max_retries: int = Field(default=4, ge=0)
     max_concurrency: int = Field(default=16, ge=1)
     cache: bool | None = None
@@ -53,6 +75,10 @@ class RoleConfig(BaseModel):
     price_out_per_1k: float = Field(default=0.0, ge=0)
     # How a schema is asked for (docs/llm.md, "Structured output"); auto finds out.
     structured_output: StructuredSetting = "auto"
+    # Tools and seeds of the prompt agent (docs/llm.md, "What an endpoint supports"): auto
+    # uses what the start-up probe found; a value given here wins and is not probed.
+    tool_choice: Literal["auto", "send", "omit"] = "auto"
+    seed_max: int | None = Field(default=None, ge=1)
 
     @model_validator(mode="before")
     @classmethod
@@ -92,6 +118,28 @@ class RoleConfig(BaseModel):
         return bool(self.model)
 
     @property
+    def local(self) -> bool:
+        """Whether the local-server defaults apply (the profile, else the base URL's host)."""
+        if self.profile != "auto":
+            return self.profile == "local"
+        return is_local_url(self.base_url)
+
+    @property
+    def request_timeout(self) -> float:
+        """Seconds to wait for one answer: `timeout`, else the default for where the server is."""
+        if self.timeout is not None:
+            return self.timeout
+        return LOCAL_TIMEOUT if self.local else REMOTE_TIMEOUT
+
+    @property
+    def turn_limit(self) -> float:
+        """The prompt agent's wall-clock seconds per turn: `turn_timeout`, else twice the
+        request timeout (docs/agents.md, "The turn limit")."""
+        if self.turn_timeout is not None:
+            return self.turn_timeout
+        return TURN_TIMEOUT_FACTOR * self.request_timeout
+
+    @property
     def cache_enabled(self) -> bool:
         """The response cache is on for caller and judge, off for the agent under test."""
         return self.cache if self.cache is not None else self.role != "agent"
@@ -115,11 +163,37 @@ class LLMSettings(BaseModel):
         return self.roles[name].configured
 
 
+def is_local_url(url: str) -> bool:
+    """Whether `url`'s host is this machine or the local network: loopback, a private,
+    link-local or shared (100.64/10) address, `localhost`, a `.local` / `.internal` / `.lan`
+    name, or a host name of one word (a container's or a machine's on the local network,
+    never a public one)."""
+    host = (urlsplit(url).hostname or "").rstrip(".").lower()
+    if not host:
+        return False
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host == "localhost" or host.endswith(_LOCAL_SUFFIXES) or "." not in host
+    shared = address.version == 4 and address in _SHARED_ADDRESSES
+    return address.is_loopback or address.is_private or address.is_link_local or shared
+
+
 def _is_variable_name(value: str) -> bool:
     return bool(value) and set(value) <= _ENV_NAME_CHARS and not value[0].isdigit()
 
 
 ROLE_FIELDS = frozenset(RoleConfig.model_fields) - {"role"}
+# Settings a role's own variable gives: POLYGON_<ROLE>_<SUFFIX>. Values are validated as the
+# file's are, and an error names the variable.
+_ROLE_VARIABLES = (
+    ("model", "MODEL"),
+    ("structured_output", "STRUCTURED_OUTPUT"),
+    ("profile", "PROFILE"),
+    ("timeout", "TIMEOUT"),
+    ("turn_timeout", "TURN_TIMEOUT"),
+    ("max_concurrency", "MAX_CONCURRENCY"),
+)
 
 
 def load_llm_config(
@@ -226,7 +300,7 @@ def env_overrides(role: Role, env: Mapping[str, str]) -> dict[str, tuple[str, st
             if env.get(variable):
                 # For the key, the setting is the variable's NAME: the key stays in the environment.
                 found[field] = (variable if field == "api_key_env" else env[variable], variable)
-    for field, suffix in (("model", "MODEL"), ("structured_output", "STRUCTURED_OUTPUT")):
+    for field, suffix in _ROLE_VARIABLES:
         if env.get(f"{prefix}{suffix}"):
             found[field] = (env[f"{prefix}{suffix}"], f"{prefix}{suffix}")
     return found

@@ -24,8 +24,10 @@ _NOT_SHAPE = frozenset({401, 403, 404, 408, 409, 429})
 # What refusals of the request's shape say, as servers word them:
 #  llama.cpp server: 'response_format type must be one of "text" or "json_object", but got:
 #    json_schema' (HTTP 500; before json_schema support) and "JSON schema conversion failed";
-#  llama-cpp-python: the pydantic error, "response_format.type Input should be 'text' or
-#    'json_object'" (HTTP 500 through its error handler);
+#  llama-cpp-python 0.3.36, recorded (tests/llm/recorded/): HTTP 500, "1 validation error:
+#    {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': "Input
+#    should be 'text' or 'json_object'", ...}"; its other validation errors (content null)
+#    are HTTP 500 too, and name no such word;
 #  vLLM / Ollama / LiteLLM: a 400 naming response_format or its json_schema field.
 _SHAPE_WORDS = re.compile(r"response_format|json_schema|json_object|json schema|grammar", re.I)
 
@@ -87,6 +89,14 @@ def form_choice(base_url: str, model: str, setting: StructuredSetting) -> FormCh
         # A fixed form is settled from the start: nothing to find out, no call waits.
         choice = _CHOICES.setdefault(key, FormChoice(setting, start, settled=setting != "auto"))
     return choice
+
+
+def settle_form(base_url: str, model: str, form: StructuredForm) -> None:
+    """The form `auto` uses for an endpoint and model is known already (the start-up probe
+    or its cache found it): calls use it at once, and none is refused to find it out."""
+    choice = form_choice(base_url, model, "auto")
+    choice.form = form
+    choice.settled = True
 
 
 def forget_forms() -> None:

@@ -1,37 +1,140 @@
-"""One concurrency limit per endpoint, shared by every client that talks to it."""
+"""One concurrency gate per endpoint, shared by every client that talks to it.
+
+A gate lets through at most `limit` requests at once: the configured `max_concurrency`, or
+fewer when the server is known to have fewer slots (`EndpointLimits.set_slots`, for whatever
+finds that out). After a request to the endpoint was abandoned without its answer (a
+timeout), the server may still be computing it, so the gate treats the endpoint as busy for
+a while and then lets one request through at a time until an answer comes back; each answer
+doubles what it lets through again, up to the limit (docs/llm.md, "Retries, timeouts and
+limits").
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import time
 import weakref
+from collections.abc import Callable
 
 log = logging.getLogger("polygon_voice.llm")
+Clock = Callable[[], float]
+_RECHECK_SECONDS = 1.0
+
+
+class EndpointGate:
+    """The requests one endpoint gets at once: `async with gate:` around each attempt."""
+
+    def __init__(self, limit: int, *, clock: Clock = time.monotonic) -> None:
+        self.limit = max(1, limit)
+        # What is let through now: the limit, or less since a timeout (see `abandoned`).
+        self.allowed = self.limit
+        self.in_use = 0
+        self._busy_until = 0.0
+        self._clock = clock
+        self._changed = asyncio.Condition()
+
+    async def __aenter__(self) -> EndpointGate:
+        async with self._changed:
+            while not self._open():
+                await self._wait_for_change()
+            self.in_use += 1
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.in_use -= 1  # before any await: a release cancelled midway never leaks the slot
+        await self._wake()
+
+    @property
+    def busy_for(self) -> float:
+        """Seconds until the server is expected to be done with an abandoned request."""
+        return max(0.0, self._busy_until - self._clock())
+
+    def lower_limit(self, limit: int) -> None:
+        """A lower limit (the server's slots became known); what is let through follows it."""
+        self.limit = max(1, min(self.limit, limit))
+        self.allowed = min(self.allowed, self.limit)
+
+    def abandoned(self, busy_for: float) -> None:
+        """A request went without its answer: one at a time from now, none for `busy_for` s."""
+        self.allowed = 1
+        self._busy_until = max(self._busy_until, self._clock() + busy_for)
+
+    async def answered(self) -> None:
+        """The endpoint answered (an answer or an error status): let twice as many through."""
+        if self.allowed < self.limit:
+            self.allowed = min(self.limit, self.allowed * 2)
+            await self._wake()
+
+    def _open(self) -> bool:
+        return self.in_use < self.allowed and self.busy_for == 0.0
+
+    async def _wait_for_change(self) -> None:
+        # A change is a release or a recovery; the end of a busy spell is waited for by time.
+        # Waiters look again now and then all the same: a wake-up lost to a cancellation
+        # must not leave a request waiting at an open gate.
+        wait = _RECHECK_SECONDS
+        if self.in_use < self.allowed:
+            wait = min(wait, self.busy_for)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), timeout=wait)
+
+    async def _wake(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
 
 
 class EndpointLimits:
-    """An `asyncio.Semaphore` per (event loop, base URL).
+    """An `EndpointGate` per (event loop, base URL).
 
-    The first client to use an endpoint in a loop sets its size; a later client asking for
-    another size shares the existing one (and a debug line says so). Semaphores belong to one
-    event loop, hence one table per loop, dropped with the loop.
+    The first client to use an endpoint in a loop sets its limit; a later client asking for
+    another limit shares the existing one (and a debug line says so). A number of slots set
+    for an endpoint caps its limit in every loop. Gates belong to one event loop, hence one
+    table per loop, dropped with the loop.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, clock: Clock = time.monotonic) -> None:
         self._by_loop: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, dict[str, tuple[asyncio.Semaphore, int]]
+            asyncio.AbstractEventLoop, dict[str, EndpointGate]
         ] = weakref.WeakKeyDictionary()
+        self._slots: dict[str, int] = {}
+        self._clock = clock
 
-    def slot(self, base_url: str, limit: int) -> asyncio.Semaphore:
-        """The semaphore guarding `base_url` in the running loop."""
+    def gate(self, base_url: str, limit: int) -> EndpointGate:
+        """The gate of `base_url` in the running loop."""
         table = self._by_loop.setdefault(asyncio.get_running_loop(), {})
-        key = base_url.rstrip("/")
-        entry = table.get(key)
-        if entry is None:
-            entry = table[key] = (asyncio.Semaphore(limit), limit)
-        elif entry[1] != limit:
-            log.debug("endpoint %s keeps its limit %s (asked: %s)", key, entry[1], limit)
-        return entry[0]
+        key = _key(base_url)
+        slots = self._slots.get(key)
+        gate = table.get(key)
+        if gate is None:
+            wanted = limit if slots is None else min(limit, slots)
+            gate = table[key] = EndpointGate(wanted, clock=self._clock)
+        elif gate.limit != limit and slots is None:
+            log.debug("endpoint %s keeps its limit %s (asked: %s)", key, gate.limit, limit)
+        return gate
+
+    def set_slots(self, base_url: str, slots: int) -> None:
+        """The server at `base_url` handles `slots` requests at once: never send it more."""
+        key = _key(base_url)
+        self._slots[key] = max(1, slots)
+        for table in self._by_loop.values():
+            gate = table.get(key)
+            if gate is not None:
+                gate.lower_limit(slots)
+
+    def slots(self, base_url: str) -> int | None:
+        """The slots set for `base_url`, if any."""
+        return self._slots.get(_key(base_url))
+
+    def forget_slots(self) -> None:
+        """Forget every number of slots set (for tests: a new server may reuse a port).
+        Gates already made keep their limit; gates made from now on take the configured one."""
+        self._slots.clear()
+
+
+def _key(base_url: str) -> str:
+    return base_url.rstrip("/")
 
 
 # The process-wide table that clients use unless given their own. Empty until first used.

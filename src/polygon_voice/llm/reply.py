@@ -123,7 +123,9 @@ def _tool_call(call: dict[str, Any]) -> tuple[ToolCall, int]:
         # A few servers send the arguments as an object rather than a JSON string.
         arguments_json = json.dumps(arguments_json)
     try:
-        arguments = json.loads(arguments_json) if arguments_json.strip() else {}
+        # strict=False: llama.cpp's JSON grammar lets a model write a raw line break inside a
+        # string (recorded from llama-cpp-python 0.3.36); the value is still JSON as meant.
+        arguments = json.loads(arguments_json, strict=False) if arguments_json.strip() else {}
     except ValueError as exc:
         raise LLMFormatError(
             f"the arguments of tool call {function.get('name')!r} are not JSON: {exc}",

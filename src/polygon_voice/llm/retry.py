@@ -43,6 +43,13 @@ class RetryPolicy:
             delay = max(delay, min(retry_after, self.max_retry_after))
         return delay
 
+    def after_timeout(self, abandoned_after: float) -> float:
+        """How long a server may still be computing a request abandoned after that many
+        seconds (a CPU server does not stop when the client goes): as long again, plus up to
+        a quarter more at random so that clients do not come back in step, and never less
+        than the first backoff step."""
+        return max(self.delay(0), abandoned_after * (1.0 + 0.25 * self.rng.random()))
+
 
 def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
     """Seconds asked for by `retry-after-ms` or `Retry-After` (seconds or an HTTP date)."""

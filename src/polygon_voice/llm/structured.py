@@ -140,7 +140,9 @@ def parse_structured(
     """The answer as JSON, validated; a pydantic model instance when a model class was given."""
     raw = text or ""
     try:
-        value = json.loads(_unfenced(raw) if form == "prompt" else raw)
+        # strict=False: raw control characters inside strings, as llama.cpp's grammar allows
+        # them (recorded: a persona's name with a line break in it), are read, not refused.
+        value = json.loads(_unfenced(raw) if form == "prompt" else raw, strict=False)
     except (ValueError, RecursionError) as exc:  # nested deeper than the parser goes
         raise LLMFormatError(f"the answer is not JSON: {exc}", raw=raw) from None
     if isinstance(schema, type):

@@ -48,13 +48,21 @@ class TransportFailure(Exception):
     """One attempt failed: its HTTP status (None: timeout, connection) and whether to retry."""
 
     def __init__(
-        self, detail: str, *, status: int | None, retryable: bool, retry_after: float | None
+        self,
+        detail: str,
+        *,
+        status: int | None,
+        retryable: bool,
+        retry_after: float | None,
+        timed_out: bool = False,
     ) -> None:
         super().__init__(detail)
         self.detail = detail
         self.status = status
         self.retryable = retryable
         self.retry_after = retry_after
+        # No (complete) answer in time: the server may still be computing the request.
+        self.timed_out = timed_out
 
 
 class OpenAITransport:
@@ -104,9 +112,9 @@ class OpenAITransport:
                 retry_after=parse_retry_after(exc.response.headers),
             )
         if isinstance(exc, openai.APIConnectionError):
-            timed_out = isinstance(exc, openai.APITimeoutError)
+            detail, timed_out = self._describe(exc, isinstance(exc, openai.APITimeoutError))
             return TransportFailure(
-                self._describe(exc, timed_out), status=None, retryable=True, retry_after=None
+                detail, status=None, retryable=True, retry_after=None, timed_out=timed_out
             )
         # The HTTP layer refusing the request itself (aiohttp: credentials in the URL
         # together with an Authorization header, say): retrying cannot help.
@@ -117,19 +125,20 @@ class OpenAITransport:
             retry_after=None,
         )
 
-    def _describe(self, exc: BaseException, timed_out: bool) -> str:
+    def _describe(self, exc: BaseException, timed_out: bool) -> tuple[str, bool]:
+        """What happened, and whether it really was a timeout (the server may be computing)."""
         # The aiohttp transport reports a refused or reset connection, and a server that
         # hung up without answering, as a connect *timeout*: the root of the chain tells
         # which it really was, so the error names what happened (reset vs timeout).
         refused = _root_os_error(exc)
         if refused is not None:
-            return f"connection failed: {refused}"
+            return f"connection failed: {refused}", False
         root = _root_cause(exc)
         if _is_disconnect(root):
-            return f"connection closed by the server without an answer ({root})"
+            return f"connection closed by the server without an answer ({root})", False
         if timed_out:
-            return f"no answer within {self._config.timeout:g} s"
-        return f"connection failed: {root}"
+            return f"no answer within {self._config.request_timeout:g} s", True
+        return f"connection failed: {root}", False
 
     async def aclose(self) -> None:
         """Close the SDK client (and its connections) if one was opened in the running loop."""
@@ -173,7 +182,7 @@ def _new_sdk_client(config: RoleConfig, api_key: str) -> AsyncOpenAI:
     return openai.AsyncOpenAI(
         api_key=api_key,
         base_url=config.base_url,
-        timeout=config.timeout,
+        timeout=config.request_timeout,
         max_retries=0,
         default_headers={ROLE_HEADER: config.role},
         http_client=http_client,

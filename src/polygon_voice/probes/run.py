@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from polygon_voice.checks.evidence import CaseView
+from polygon_voice.checks.exercised import not_played
 from polygon_voice.checks.score import is_case
 from polygon_voice.model import ConversationResult, Scenario, ToolSpec
 from polygon_voice.model.probes import ProbeAnswer, ProbeResults
@@ -53,6 +54,18 @@ def deterministic_answer(probe: Probe, given: ProbeInput) -> ProbeAnswer:
     )
 
 
+def _not_asked(probe: Probe, reason: str) -> ProbeAnswer:
+    """A rule-less probe's answer for a call that did not play: not applicable, no model."""
+    return ProbeAnswer(
+        id=probe.id,
+        hash=probe.hash,
+        polarity=probe.polarity,
+        answer="not_applicable",
+        source="deterministic",
+        reason=reason,
+    )
+
+
 async def probe_stage(
     probing: Probing,
     result: ConversationResult,
@@ -66,10 +79,14 @@ async def probe_stage(
         records = {c: {k: dict(r) for k, r in rs.items()} for c, rs in (initial or {}).items()}
         case = CaseView(result, scenario, tools or {}, records)
     given = ProbeInput(result, case)
+    unplayed = not_played(result)
     answers: list[ProbeAnswer] = []
     for probe in probing.probes:
         if probe.rule is not None:
             answers.append(deterministic_answer(probe, given))
+        elif unplayed is not None:
+            # No model request about a call the caller never took part in: nothing to read.
+            answers.append(_not_asked(probe, f"not exercised: {unplayed}"))
         elif probing.client is not None:
             answers.append(await ask_probe(probing.client, probe, result))
         else:

@@ -9,10 +9,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from polygon_voice.checks import RunSummary
+from polygon_voice.checks.exercised import not_played
 from polygon_voice.model import AXES, CaseScore, ConversationResult
+from polygon_voice.model.judgement import Judgement
 from polygon_voice.noise import caller_wer
 from polygon_voice.probes.summary import report_rows, run_compliance, stored_answers
 from polygon_voice.report.run_list import run_header
+from polygon_voice.runner.failures import ROLES, call_failures
 from polygon_voice.store import RunRecord, Store
 
 REPORT_FILE = "report.json"
@@ -86,7 +89,33 @@ def conversation_entry(
         entry["probes"] = probes.get("answers", [])  # each with its evidence quote and turn
     if expect is not None:
         entry["expect"] = {k: v for k, v in expect.items() if k != "stage"}
+    entry["not_exercised"] = _not_exercised(result, judgement, expect)
+    entry["failures"] = _failures(result, judgement, probes)
     return entry
+
+
+def _not_exercised(
+    result: ConversationResult, judgement: dict[str, Any] | None, expect: dict[str, Any] | None
+) -> str | None:
+    """Why the call did not test the agent, as its judgement or expectation says; else
+    whether its caller failed or never spoke (a call with neither stage); None: exercised."""
+    prefix = "not exercised: "
+    reasons = judgement.get("reasons", []) if judgement is not None else []
+    said = next((r[len(prefix) :] for r in reasons if str(r).startswith(prefix)), None)
+    if said is None and expect is not None:
+        said = expect.get("not_exercised")
+    return str(said) if said is not None else not_played(result)
+
+
+def _failures(
+    result: ConversationResult, judgement: dict[str, Any] | None, probes: dict[str, Any] | None
+) -> dict[str, str]:
+    """The roles whose model failed for this call, each with its whole stored error."""
+    # Unvalidated: only the stored errors and answers are read, and a report streams many calls.
+    judged = Judgement.model_construct(**judgement) if judgement is not None else None
+    answers = probes.get("answers", []) if probes is not None else []
+    reasons = [str(a.get("reason", "")) for a in answers if isinstance(a, dict)]
+    return call_failures(result.end.reason.value, result.end.message, judged, reasons)
 
 
 def judgement_entry(data: dict[str, Any]) -> dict[str, Any]:
@@ -103,7 +132,7 @@ def judgement_entry(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class _Aligned:
+class Aligned:
     """One stage's results, read alongside the conversations in the same (plan) order.
 
     Both streams are ordered by index, and a stage skips conversations it has nothing
@@ -128,10 +157,10 @@ def iter_conversation_entries(
 ) -> Iterator[tuple[ConversationResult, dict[str, Any]]]:
     """Each stored conversation of a run in plan order with its report.json entry, streamed:
     one conversation and the next result of each stage are held at a time."""
-    judged = _Aligned(store.iter_stage_results(run_id, "judge", judgement_set))
-    checked = _Aligned(store.iter_stage_results(run_id, "conversation_checks"))
-    probed = _Aligned(store.iter_stage_results(run_id, "probes"))
-    expected = _Aligned(store.iter_stage_results(run_id, "expect"))
+    judged = Aligned(store.iter_stage_results(run_id, "judge", judgement_set))
+    checked = Aligned(store.iter_stage_results(run_id, "conversation_checks"))
+    probed = Aligned(store.iter_stage_results(run_id, "probes"))
+    expected = Aligned(store.iter_stage_results(run_id, "expect"))
     for result in store.iter_conversations(run_id):
         stages = [stage.get(result.id) for stage in (judged, checked, probed, expected)]
         yield result, conversation_entry(result, *stages)
@@ -144,11 +173,14 @@ def _write_conversations(
     reasons: Counter[str] = Counter()
     verdicts: Counter[str] = Counter()
     composite_total, composites = 0.0, 0  # a running mean: nothing grows with the run
-    turns = calls = count = 0
+    turns = calls = count = unexercised = 0
     outcomes: Counter[str] = Counter()
+    failed: Counter[str] = Counter()  # calls per role whose model failed for them
     out.write('  "conversations": [')
     for _, entry in iter_conversation_entries(store, run_id, judgement_set):
         outcomes[_expect_outcome(entry.get("expect"))] += 1
+        unexercised += entry["not_exercised"] is not None
+        failed.update(entry["failures"].keys())
         out.write(("\n    " if count == 0 else ",\n    ") + json.dumps(entry, ensure_ascii=False))
         count += 1
         turns += entry["turns"]
@@ -167,6 +199,8 @@ def _write_conversations(
         "end_reasons": dict(sorted(reasons.items())),
     }
     summary["expectations"] = {k: outcomes[k] for k in EXPECT_OUTCOMES}
+    summary["not_exercised"] = unexercised
+    summary["failures"] = {role: failed[role] for role in ROLES if failed[role]}
     if verdicts:
         summary["verdicts"] = dict(sorted(verdicts.items()))
         summary["mean_composite"] = round(composite_total / composites, 2) if composites else None

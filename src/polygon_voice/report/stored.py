@@ -12,6 +12,7 @@ from typing import Any
 
 from polygon_voice.model import CaseScore
 from polygon_voice.report.files import (
+    Aligned,
     case_entry,
     conversation_entry,
     iter_conversation_entries,
@@ -28,6 +29,28 @@ def call_verdicts(store: Store, run_id: str, judgement_set: str = "") -> dict[st
         conversation_id: CallVerdict(str(data.get("verdict", "")), _number(data.get("composite")))
         for conversation_id, data in store.iter_stage_results(run_id, "judge", judgement_set)
     }
+
+
+def run_failures(
+    store: Store, run_id: str, judgement_set: str = ""
+) -> Iterator[tuple[ConversationSummary, dict[str, str]]]:
+    """Each stored call a model or endpoint failed for, with {role: whole error}, in plan
+    order: read from the call's end message, judgement and probe answers, streamed (one
+    call and the next result of each stage are held at a time)."""
+    from polygon_voice.model.judgement import Judgement
+    from polygon_voice.runner.failures import call_failures
+
+    judged = Aligned(store.iter_stage_results(run_id, "judge", judgement_set))
+    probed = Aligned(store.iter_stage_results(run_id, "probes"))
+    for summary in store.iter_summaries(run_id):
+        data, probes = judged.get(summary.id), probed.get(summary.id)
+        # Unvalidated: only the stored errors and answers are read.
+        judgement = Judgement.model_construct(**data) if data is not None else None
+        answers = probes.get("answers", []) if probes is not None else []
+        reasons = [str(a.get("reason", "")) for a in answers if isinstance(a, dict)]
+        found = call_failures(summary.end_reason, summary.end_message, judgement, reasons)
+        if found:
+            yield summary, found
 
 
 def _number(value: object) -> float | None:

@@ -8,17 +8,48 @@ the first failure of each role is reported as it happens, the rest are only coun
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from polygon_voice.api.errors import agent_infrastructure_error
 from polygon_voice.checks.exercised import caller_failed
+from polygon_voice.judge.run import judge_answers_unusable, judge_model_failed
 from polygon_voice.model import ConversationResult, EndReason
+from polygon_voice.model.judgement import Judgement
 from polygon_voice.model.probes import ProbeResults
 
 ROLES = ("agent", "caller", "judge", "probes")
 # How a probe answer records that its model never answered (probes/llm.py).
 PROBE_UNANSWERED = "unanswered: "
+# How the engine's end message of a call whose caller model failed begins (conversation/).
+CALLER_FAILED_END = "the caller failed: "
+
+
+def call_failures(
+    end_reason: str,
+    end_message: str,
+    judgement: Judgement | None = None,
+    probe_reasons: Iterable[str] = (),
+) -> dict[str, str]:
+    """The infrastructure failures of one stored call, by role, each with its whole error:
+    read from what is stored with the call (its end message, its judgement, its probe
+    answers), so `polygon show`, report.json and the API say the same. {} when none failed."""
+    found: dict[str, str] = {}
+    if end_reason == EndReason.ERROR.value:
+        agent_error = agent_infrastructure_error(end_message)
+        if agent_error is not None:
+            found["agent"] = agent_error
+    if end_reason == EndReason.CALLER_HANGUP.value and end_message.startswith(CALLER_FAILED_END):
+        found["caller"] = end_message.removeprefix(CALLER_FAILED_END)
+    if judgement is not None:
+        judge_error = judge_model_failed(judgement) or judge_answers_unusable(judgement)
+        if judge_error is not None:
+            found["judge"] = judge_error
+    unanswered = next((r for r in probe_reasons if r.startswith(PROBE_UNANSWERED)), None)
+    if unanswered is not None:
+        found["probes"] = unanswered.removeprefix(PROBE_UNANSWERED)
+    return found
+
 
 OnFirstFailure = Callable[[str, str], None]
 

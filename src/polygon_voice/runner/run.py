@@ -52,6 +52,9 @@ class RunTally:
     first_judge_error: str | None = None
     # Infrastructure failures per role (agent, caller, judge, probes): counted, not verdicts.
     failures: RoleFailures = field(default_factory=RoleFailures)
+    # Judged calls that did not test the agent (their verdict says "not exercised: ..."),
+    # shown apart from the verdicts while the run works.
+    not_exercised: int = 0
 
     def add_expectation(self, result: ExpectResult) -> None:
         """Count how one conversation stands against its scenario's expected outcome."""
@@ -63,6 +66,8 @@ class RunTally:
     def add_judgement(self, judgement: Judgement) -> None:
         """Count one conversation's verdict and composite."""
         self.verdicts[judgement.verdict] += 1
+        if any(reason.startswith("not exercised: ") for reason in judgement.reasons):
+            self.not_exercised += 1
         failed = judge_model_failed(judgement)
         if failed is not None:
             self.judge_failures += 1

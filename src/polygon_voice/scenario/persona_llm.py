@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from polygon_voice.llm import LLMClient
+from polygon_voice.llm import ChatReply, LLMClient
+from polygon_voice.llm.usage import RoleUsage
 from polygon_voice.model.persona import FactValue, Outcome, Persona, PersonaType
 from polygon_voice.scenario.persona_plan import PersonaPlan
 
@@ -62,14 +63,20 @@ class NoFacts(ValueError):
     checked against anything (SIM-2), so it is not stored."""
 
 
-async def llm_persona(client: LLMClient, prompt_text: str, plan: PersonaPlan) -> Persona:
+async def llm_persona(
+    client: LLMClient, prompt_text: str, plan: PersonaPlan, spent: RoleUsage | None = None
+) -> Persona:
     """Ask the model for one persona, and once more when it has no facts; raises LLMError
-    (a failed or unreadable answer) or NoFacts."""
-    draft = await _draft(client, prompt_text, plan, attempt=0)
-    if not draft.facts:
+    (a failed or unreadable answer) or NoFacts. The answers' requests and tokens are added
+    to `spent`, so each stored persona can say what it cost."""
+    spent = spent if spent is not None else RoleUsage()
+    draft = await _draft(client, prompt_text, plan, attempt=0, spent=spent)
+    facts = usable_facts(draft.facts)
+    if not facts:
         # Another seed, so a cached or deterministic server does not give the same answer.
-        draft = await _draft(client, prompt_text, plan, attempt=1)
-    if not draft.facts:
+        draft = await _draft(client, prompt_text, plan, attempt=1, spent=spent)
+        facts = usable_facts(draft.facts)
+    if not facts:
         raise NoFacts("the model's persona has no facts (asked twice)")
     return Persona(
         name=draft.name.strip(),
@@ -77,13 +84,23 @@ async def llm_persona(client: LLMClient, prompt_text: str, plan: PersonaPlan) ->
         intended_outcome=plan.outcome,
         difficulty=plan.difficulty,
         goal=draft.goal.strip(),
-        facts=draft.facts,
+        facts=facts,
         language=plan.language,
     )
 
 
+def usable_facts(facts: dict[str, FactValue]) -> dict[str, FactValue]:
+    """The facts that tell something: a blank key or a blank text value (`"order_id": ""`,
+    as small models fill a template) is no detail the caller could give the agent."""
+    return {
+        key: value
+        for key, value in facts.items()
+        if key.strip() and not (isinstance(value, str) and not value.strip())
+    }
+
+
 async def _draft(
-    client: LLMClient, prompt_text: str, plan: PersonaPlan, attempt: int
+    client: LLMClient, prompt_text: str, plan: PersonaPlan, *, attempt: int, spent: RoleUsage
 ) -> PersonaDraft:
     reply = await client.chat(
         [
@@ -93,8 +110,23 @@ async def _draft(
         response_schema=PersonaDraft,
         seed=(plan.seed + attempt) % SEED_RANGE,
     )
+    _count(client, reply, spent)
     draft: PersonaDraft = reply.parsed
     return draft
+
+
+def _count(client: LLMClient, reply: ChatReply, spent: RoleUsage) -> None:
+    """One answered request into `spent`, priced as the client prices its role's calls."""
+    spent.calls += 1
+    if reply.cached:
+        spent.cached_calls += 1
+        return
+    spent.tokens_in += reply.tokens_in
+    spent.tokens_out += reply.tokens_out
+    config = client.config
+    spent.cost += (
+        reply.tokens_in * config.price_in_per_1k + reply.tokens_out * config.price_out_per_1k
+    ) / 1000
 
 
 def _ask(prompt_text: str, plan: PersonaPlan) -> str:

@@ -61,6 +61,9 @@ class GeneratedPersona:
     plan: PersonaPlan
     persona: Persona
     generator: str
+    # What this persona's own model requests spent (None without a model): the answered
+    # requests and their tokens; retries and failed attempts are in the batch's `usage`.
+    usage: RoleUsage | None = None
 
 
 @dataclass(frozen=True)
@@ -138,9 +141,9 @@ async def make_personas(
         *(_by_model(client, prompt_text, plan, limit, on_done) for plan in plans)
     )
     result.usage = _spent(before, client.usage.total)
-    for plan, made in zip(plans, outcomes, strict=True):
+    for plan, (made, spent) in zip(plans, outcomes, strict=True):
         if isinstance(made, Persona):
-            result.personas.append(GeneratedPersona(plan, made, generator_name(client)))
+            result.personas.append(GeneratedPersona(plan, made, generator_name(client), spent))
         else:
             result.failures.append(GenerationFailure(plan, made))
     return result
@@ -152,12 +155,14 @@ async def _by_model(
     plan: PersonaPlan,
     limit: asyncio.Semaphore,
     on_done: OnDone | None,
-) -> Persona | str:
-    """The persona, or the message of the error that failed it (this persona only)."""
+) -> tuple[Persona | str, RoleUsage]:
+    """The persona, or the message of the error that failed it (this persona only), and
+    what its answered requests spent."""
     made: Persona | str
+    spent = RoleUsage()
     async with limit:
         try:
-            made = await llm_persona(client, prompt_text, plan)
+            made = await llm_persona(client, prompt_text, plan, spent)
         except (LLMError, ValueError) as exc:
             made = failure_message(exc)
             where = f"persona {plan.index + 1} ({plan.type.value}, {plan.outcome.value})"
@@ -166,7 +171,7 @@ async def _by_model(
             log.info("%s failed: %s", where, made)
     if on_done is not None:
         on_done(plan, made if isinstance(made, Persona) else None)
-    return made
+    return made, spent
 
 
 def _spent(before: RoleUsage, after: RoleUsage) -> RoleUsage:

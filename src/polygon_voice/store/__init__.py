@@ -11,6 +11,7 @@ if TYPE_CHECKING:
         ConversationSummary,
         PersonaConversation,
         PersonaRecord,
+        PersonaUsage,
         new_persona_id,
     )
     from polygon_voice.store.run_record import RUN_STATUSES, RunRecord, RunStatus, new_run_id
@@ -27,6 +28,7 @@ else:
                 "ConversationSummary",
                 "PersonaConversation",
                 "PersonaRecord",
+                "PersonaUsage",
                 "new_persona_id",
             ),
             # Apart from the conversation records: listing runs builds no conversation model.
@@ -47,6 +49,7 @@ __all__ = [
     "ConversationSummary",
     "PersonaConversation",
     "PersonaRecord",
+    "PersonaUsage",
     "RunRecord",
     "RunStatus",
     "Store",

@@ -20,7 +20,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from polygon_voice.model.persona import Persona
 from polygon_voice.model.trace import ConversationResult
 from polygon_voice.store.errors import StoreError
-from polygon_voice.store.records import PersonaConversation, PersonaRecord, utc
+from polygon_voice.store.records import PersonaConversation, PersonaRecord, PersonaUsage, utc
 from polygon_voice.store.schema import conversations, personas, runs
 
 # How many ids an unknown or ambiguous persona id lists.
@@ -139,6 +139,7 @@ def _row(record: PersonaRecord) -> dict[str, Any]:
         "generator": record.generator,
         "created_at": utc(record.created_at),
         "updated_at": utc(record.updated_at),
+        "usage": None if record.usage is None else record.usage.model_dump_json(),
     }
 
 
@@ -158,7 +159,18 @@ def _record(row: RowMapping) -> PersonaRecord:
         generator=row["generator"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
+        usage=_usage(row["usage"]),
     )
+
+
+def _usage(text: str | None) -> PersonaUsage | None:
+    """A persona's stored usage; an unreadable one is shown as unknown, never an error."""
+    if text is None:
+        return None
+    try:
+        return PersonaUsage.model_validate_json(text)
+    except ValidationError:
+        return None
 
 
 def _run_links(

@@ -45,6 +45,27 @@ class ConversationSummary(BaseModel):
     tool_call_count: int
 
 
+class PersonaUsage(BaseModel):
+    """What the model requests that made one persona spent: the answered requests (two when
+    it was asked again for facts), those from the response cache, tokens and cost."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    requests: int = Field(default=0, ge=0)
+    cached: int = Field(default=0, ge=0)
+    tokens_in: int = Field(default=0, ge=0)
+    tokens_out: int = Field(default=0, ge=0)
+    cost: float = Field(default=0.0, ge=0)
+
+    def line(self) -> str:
+        """`2 requests (0 cached), 812 tokens in, 95 out`, and the cost when priced."""
+        text = (
+            f"{self.requests} requests ({self.cached} cached), {self.tokens_in} tokens in, "
+            f"{self.tokens_out} out"
+        )
+        return f"{text}, ${self.cost:.4f}" if self.cost else text
+
+
 class PersonaRecord(BaseModel):
     """A stored persona: the persona itself and the prompt version it was generated from."""
 
@@ -57,6 +78,7 @@ class PersonaRecord(BaseModel):
     generator: str = Field(description='"deterministic" or "llm:<model>"')
     created_at: AwareDatetime
     updated_at: AwareDatetime
+    usage: PersonaUsage | None = None  # None: made without a model (or stored before 0005)
 
     @field_validator("created_at", "updated_at")
     @classmethod

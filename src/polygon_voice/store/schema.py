@@ -125,6 +125,9 @@ personas = sa.Table(
     sa.Column("generator", sa.Text, nullable=False),
     sa.Column("created_at", UtcDateTime, nullable=False),
     sa.Column("updated_at", UtcDateTime, nullable=False),
+    # What the model requests that made it spent, as JSON text (migration 0005); null
+    # for a persona made without a model, or stored before.
+    sa.Column("usage", sa.Text, nullable=True),
     sa.UniqueConstraint("persona_id"),
     sa.Index(None, "prompt_path"),
 )

@@ -7,7 +7,9 @@ behaviour below names its source; docs/llm.md ("Server kinds") lists them per se
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 from typing import Any, Literal, get_args
 
 from polygon_voice.testing.answers import Answer
@@ -49,14 +51,22 @@ def unlimited(dialect: Dialect, body: dict[str, Any]) -> bool:
 def _llamacpp_refusal(body: dict[str, Any]) -> Answer | None:
     kind = _format_type(body)
     if kind not in (None, "text", "json_object"):
-        # The llama.cpp server's words before it took json_schema (ggml-org/llama.cpp PR
-        # 9527), as ik_llama.cpp issue 778 quotes them; llama-cpp-python refuses it with 500 too.
-        message = f'response_format type must be one of "text" or "json_object", but got: {kind}'
-        return _llamacpp_error(message)
-    for message in body.get("messages") or ():
+        # llama-cpp-python 0.3.36's request validation, as recorded (tests/llm/recorded/):
+        # HTTP 500 with pydantic's error, its traceback line left out.
+        expected = "\"'text' or 'json_object'\""
+        return _llamacpp_error(
+            "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+            f"'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': {kind!r}, "
+            f"'ctx': {{'expected': {expected}}}}}"
+        )
+    for index, message in enumerate(body.get("messages") or ()):
         if _assistant_without_content(message):
-            # llama-cpp-python's chat templates add the content to a string: HTTP 500.
-            return _llamacpp_error('can only concatenate str (not "NoneType") to str')
+            # Recorded too: the assistant message's content must be a string, HTTP 500.
+            return _llamacpp_error(
+                "1 validation error:\n  {'type': 'string_type', 'loc': ('body', 'messages', "
+                f"{index}, 'ChatCompletionRequestAssistantMessage', 'content'), "
+                "'msg': 'Input should be a valid string', 'input': None}"
+            )
     return None
 
 
@@ -105,7 +115,8 @@ def _format_type(body: dict[str, Any]) -> str | None:
 
 
 def _llamacpp_error(message: str) -> Answer:
-    error = {"error": {"code": 500, "message": message, "type": "server_error"}}
+    error = {"error": {"message": message, "type": "internal_server_error", "param": None,
+                       "code": None}}  # fmt: skip
     return Answer(500, json.dumps(error).encode("utf-8"))
 
 
@@ -118,3 +129,109 @@ def _vllm_error(message: str) -> Answer:
 def _openai_style(status: int, message: str, kind: str) -> Answer:
     error = {"error": {"message": message, "type": kind, "param": None, "code": None}}
     return Answer(status, json.dumps(error).encode("utf-8"))
+
+
+# -- what each server tells about itself, and its answers to the capability probe ----------
+
+# The context and slots the fake reports, as a server started with defaults might.
+FAKE_CONTEXT = {"llamacpp": 4096, "vllm": 8192, "ollama": 2048}
+FAKE_SLOTS = 1
+# vLLM refuses tools when started without --enable-auto-tool-choice and a --tool-call-parser;
+# a request without tool_choice defaults to "auto" there, so it is refused too.
+VLLM_NO_AUTO_TOOLS = (
+    '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
+)
+
+
+def tools_refusal(dialect: Dialect, body: dict[str, Any], tool_flags: bool) -> Answer | None:
+    """vLLM's refusal of tools when it was started without its tool flags."""
+    automatic = body.get("tool_choice") in (None, "auto")
+    if dialect == "vllm" and not tool_flags and body.get("tools") and automatic:
+        return _vllm_error(VLLM_NO_AUTO_TOOLS)
+    return None
+
+
+def models_answer(dialect: Dialect, model: str) -> Answer:
+    """GET /v1/models as each server kind answers it."""
+    entry: dict[str, Any] = {"id": model, "object": "model", "created": 0}
+    if dialect == "vllm":
+        entry.update(owned_by="vllm", max_model_len=FAKE_CONTEXT["vllm"], root=model)
+    elif dialect == "llamacpp":
+        # llama-server lists the model's training context in `meta`, not the server's n_ctx.
+        entry.update(owned_by="llamacpp", meta={"n_ctx_train": 8192, "n_vocab": 49152})
+    elif dialect == "ollama":
+        entry.update(owned_by="library")
+    else:
+        entry.update(owned_by="system")
+    return Answer(200, json.dumps({"object": "list", "data": [entry]}).encode())
+
+
+def props_answer(dialect: Dialect) -> Answer | None:
+    """GET /props: llama-server's settings (n_ctx, total_slots); other kinds have no route."""
+    if dialect != "llamacpp":
+        return None
+    props = {
+        "default_generation_settings": {"n_ctx": FAKE_CONTEXT["llamacpp"], "temperature": 0.8},
+        "total_slots": FAKE_SLOTS,
+        "chat_template": "",
+    }
+    return Answer(200, json.dumps(props).encode())
+
+
+def show_answer(dialect: Dialect, body: dict[str, Any]) -> Answer | None:
+    """POST /api/show: Ollama's model details, with `<arch>.context_length`."""
+    if dialect != "ollama":
+        return None
+    info = {"general.architecture": "llama", "llama.context_length": FAKE_CONTEXT["ollama"]}
+    return Answer(200, json.dumps({"model_info": info, "details": {"format": "gguf"}}).encode())
+
+
+def probe_answer(dialect: Dialect, body: dict[str, Any], number: int) -> Answer:
+    """The answer to a capability probe the dialect takes (refusals come first, as for any
+    request): a one-token reply, a tool call where the server would make one, and the
+    prompt's log-probabilities for an echo completion."""
+    if "prompt" in body:
+        return _probe_logprobs(dialect, body, number)
+    message: dict[str, Any] = {"role": "assistant", "content": "OK"}
+    calls_tools = body.get("tools") and (dialect != "llamacpp" or "tool_choice" in body)
+    if calls_tools:
+        name = body["tools"][0].get("function", {}).get("name", "tool")
+        message = {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": f"call_probe_{number}", "type": "function",
+                            "function": {"name": name, "arguments": "{}"}}],
+        }  # fmt: skip
+    completion = {
+        "id": f"chatcmpl-probe-{number}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": str(body.get("model", "fake")),
+        "choices": [{"index": 0, "message": message, "logprobs": None,
+                     "finish_reason": "tool_calls" if calls_tools else "length"}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
+    }  # fmt: skip
+    return Answer(200, json.dumps(completion).encode())
+
+
+def _probe_logprobs(dialect: Dialect, body: dict[str, Any], number: int) -> Answer:
+    # The check word costs the most where the server reads the prompt right. llama-cpp-
+    # python 0.3.36 scores each token by the distribution after it, which no shift of one
+    # token repairs (its check sentence, measured: 9.9 bits a token on the nonsense word,
+    # 12.4 on the others): here the values land two tokens late. Ollama's /v1/completions
+    # returns no log-probabilities.
+    prompt = str(body.get("prompt", ""))
+    tokens = re.findall(r"\s*\S+", prompt)
+    values: list[float | None] = [-12.0 if "zq" in t else -1.5 for t in tokens]
+    if values:
+        values[0] = None
+    if dialect == "llamacpp":
+        values = [None, None, *values[:-2]]
+    offsets = list(itertools.accumulate((len(t) for t in tokens[:-1]), initial=0))
+    logprobs = {"tokens": tokens, "token_logprobs": values, "text_offset": offsets,
+                "top_logprobs": None}  # fmt: skip
+    choice = {"index": 0, "text": prompt, "finish_reason": "length",
+              "logprobs": None if dialect == "ollama" else logprobs}  # fmt: skip
+    completion = {"id": f"cmpl-probe-{number}", "object": "text_completion", "created": 0,
+                  "model": str(body.get("model", "fake")), "choices": [choice]}  # fmt: skip
+    return Answer(200, json.dumps(completion).encode())

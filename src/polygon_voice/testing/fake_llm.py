@@ -1,7 +1,7 @@
 """Run the fake LLM server as its own process, for offline CI and benchmarks.
 
     python -m polygon_voice.testing.fake_llm --script rules.yaml [--port 0] [--latency 0.2]
-        [--dialect openai|llamacpp|vllm|ollama]
+        [--dialect openai|llamacpp|vllm|ollama] [--no-tool-flags]
 
 Prints `fake LLM server listening on http://127.0.0.1:PORT/v1` (port 0 picks a free one),
 then serves until interrupted (Ctrl-C or SIGTERM).
@@ -42,6 +42,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="openai",
         help="take requests as this server kind does (docs/llm.md, 'Server kinds')",
     )
+    parser.add_argument(
+        "--no-tool-flags",
+        action="store_true",
+        help="with --dialect vllm: refuse tools, as vLLM started without --enable-auto-tool-choice",
+    )
     args = parser.parse_args(argv)
     try:
         script = load_script(args.script) if args.script else Script(rules=DEFAULT_RULES)
@@ -65,6 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             keep_log=False,
             log_file=log_file,
             dialect=args.dialect,
+            tool_flags=not args.no_tool_flags,
         )
         stack.enter_context(server)
         print(f"fake LLM server listening on {server.base_url}", flush=True)

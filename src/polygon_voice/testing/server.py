@@ -6,6 +6,7 @@ import json
 import socket
 import struct
 import threading
+import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,7 +20,12 @@ from polygon_voice.testing.dialects import (
     UNLIMITED_SECONDS,
     Dialect,
     adjusted,
+    models_answer,
+    probe_answer,
+    props_answer,
     refusal,
+    show_answer,
+    tools_refusal,
     unlimited,
 )
 from polygon_voice.testing.script import Rule, Script, ScriptState, role_of
@@ -56,7 +62,10 @@ class FakeLLMServer:
     `requests` is the log, `max_in_flight` the most requests it held at once. With `api_key`,
     requests without that bearer token get 401 (and are not logged). `dialect` makes it
     take requests as llama.cpp, vLLM or Ollama do (testing/dialects.py; "openai", the
-    default, takes every shape).
+    default, takes every shape); `tool_flags=False` makes vLLM refuse tools, as when it is
+    started without --enable-auto-tool-choice. Capability probes (requests with the
+    `X-Polygon-Probe` header) are answered by the dialect alone, never by a rule, and kept
+    apart in `probes`, so a script's calls and counts are the run's own.
     """
 
     def __init__(
@@ -70,10 +79,15 @@ class FakeLLMServer:
         log_file: TextIO | None = None,
         api_key: str | None = None,
         dialect: Dialect = "openai",
+        tool_flags: bool = True,
     ) -> None:
         if dialect not in DIALECTS:
             raise ValueError(f"unknown dialect {dialect!r}; expected one of {', '.join(DIALECTS)}")
         self.dialect: Dialect = dialect
+        self.tool_flags = tool_flags
+        # Each fake is a server of its own to a cache keyed by the Server header.
+        self.server_header = f"polygon-fake-llm/{dialect} ({uuid.uuid4().hex[:12]})"
+        self._probe_log: list[LoggedRequest] = []
         if script is None or not isinstance(script, Script):
             script = Script(rules=list(script or ()))
         if latency is not None:
@@ -106,6 +120,12 @@ class FakeLLMServer:
         """A copy of the request log, in order of arrival."""
         with self._lock:
             return list(self._log)
+
+    @property
+    def probes(self) -> list[LoggedRequest]:
+        """A copy of the capability probes received (never in `requests`), in order."""
+        with self._lock:
+            return list(self._probe_log)
 
     @property
     def request_count(self) -> int:
@@ -162,7 +182,9 @@ class FakeLLMServer:
         if body.get("stream"):
             return error_answer(400, "fake LLM server: streaming is not supported")
         role = role_of(headers.get("x-polygon-role"), body)
-        refused = refusal(self.dialect, body)
+        refused = refusal(self.dialect, body) or tools_refusal(self.dialect, body, self.tool_flags)
+        if headers.get("x-polygon-probe"):
+            return self._probe(path, role, headers, body, refused)
         request, index = self._state.pick(role, body, match=refused is None)
         with self._lock:
             self._received += 1
@@ -180,6 +202,25 @@ class FakeLLMServer:
         rule = self.script.rules[index] if index is not None else None
         rule = adjusted(self.dialect, body, rule)
         return answer_for(rule, request, number, self.script.latency)
+
+    def _probe(
+        self,
+        path: str,
+        role: str,
+        headers: dict[str, str],
+        body: dict[str, Any],
+        refused: Answer | None,
+    ) -> Answer:
+        """A capability probe: refused as the dialect refuses, else answered by it."""
+        with self._lock:
+            number = len(self._probe_log) + 1
+            self._probe_log.append(
+                LoggedRequest(number, role, number, None, path, body, _redact(headers))
+            )
+        if refused is not None:
+            return Answer(refused.status, refused.body, self.script.latency)
+        answer = probe_answer(self.dialect, body, number)
+        return Answer(answer.status, answer.body, self.script.latency)
 
     def _enter(self) -> None:
         with self._lock:
@@ -200,6 +241,11 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         fake = self.server.fake
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if _route(self.path) == "/api/show":
+            # Ollama's model details (its context length); 404 from the other kinds.
+            shown = show_answer(fake.dialect, {})
+            self._send(shown or error_answer(404, f"fake LLM server: no route {self.path}"))
+            return
         # /completions too: prompt log-probabilities (a rule with `logprobs`) for the lint.
         if not _route(self.path).endswith("/completions"):
             self._send(error_answer(404, f"fake LLM server: no route {mask_url(self.path)}"))
@@ -233,13 +279,20 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(answer)
 
     def do_GET(self) -> None:
+        dialect = self.server.fake.dialect
+        props = props_answer(dialect) if _route(self.path) == "/props" else None
         if _route(self.path).endswith("/models"):
-            models = {"object": "list", "data": [{"id": "fake", "object": "model"}]}
-            self._send(Answer(200, json.dumps(models).encode()))
+            self._send(models_answer(dialect, "fake"))
+        elif props is not None:
+            self._send(props)
         elif _route(self.path) == "/_polygon/stats":
             self._send(Answer(200, json.dumps(self.server.fake.stats()).encode()))
         else:
             self._send(error_answer(404, f"fake LLM server: no route {mask_url(self.path)}"))
+
+    def version_string(self) -> str:
+        """The Server header: the dialect and this fake's own id."""
+        return self.server.fake.server_header
 
     def _send(self, answer: Answer) -> None:
         assert answer.body is not None
