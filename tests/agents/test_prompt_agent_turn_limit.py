@@ -67,3 +67,40 @@ def test_a_run_ends_the_turn_at_the_roles_limit(tmp_path: Path, polygon: Polygon
         (call,) = store.iter_conversations(run.id)
     assert call.end.reason == "error"
     assert call.end.message == "agent gave no answer to call_started within 0.4s"
+
+
+def test_the_runs_llm_config_gives_a_prompt_agent_its_model(
+    tmp_path: Path, polygon: Polygon
+) -> None:
+    # An agent file with only its prompt: the model comes from the run's --llm-config (its
+    # agent role), as it does for the caller and the judge.
+    (polygon.workdir / "suite.yaml").write_text(
+        "name: from-config\nscenarios:\n  - {id: hello, script: [{say: hi}]}\n"
+    )
+    (tmp_path / "prompt.md").write_text("You answer the phone for an order line.\n")
+    agent = tmp_path / "agent.yaml"
+    agent.write_text("system_prompt: prompt.md\n")
+    with FakeLLMServer([Rule(role="agent", text="Hello, order line.")]) as server:
+        config = polygon.workdir / "polygon.yaml"
+        config.write_text(f"llm:\n  agent: {{model: from-config, base_url: {server.base_url}}}\n")
+        code, _, err = polygon(
+            "run", "suite.yaml", "--agent", f"prompt:{agent}", "--llm-config", str(config), "-q"
+        )
+        models = {r.body["model"] for r in server.requests}
+    assert code in (0, 1), err
+    assert models == {"from-config"}
+
+
+def test_without_a_model_anywhere_the_error_names_the_places(
+    tmp_path: Path, polygon: Polygon
+) -> None:
+    (polygon.workdir / "suite.yaml").write_text(
+        "name: nowhere\nscenarios:\n  - {id: hello, script: [{say: hi}]}\n"
+    )
+    (tmp_path / "prompt.md").write_text("You answer the phone.\n")
+    agent = tmp_path / "agent.yaml"
+    agent.write_text("system_prompt: prompt.md\n")
+    code, _, err = polygon("run", "suite.yaml", "--agent", f"prompt:{agent}", "-q")
+    assert code == 2
+    assert "no model" in err
+    assert "--llm-config" in err

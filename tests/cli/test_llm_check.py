@@ -157,3 +157,16 @@ def test_a_server_too_slow_for_the_probe_leaves_unknowns_and_says_why() -> None:
     assert shown["context length"][:2] == ["4096 tokens", "found"]  # GET /props answered
     assert "POLYGON_PROBE_TIMEOUT" in " ".join(err.split())
     assert sent == 1  # after the first unanswered request no more are sent
+
+
+def test_roles_on_one_endpoint_and_model_are_shown_once(tmp_path: Path) -> None:
+    with FakeLLMServer(dialect="vllm") as server:
+        code, out, err = check(POLYGON_BASE_URL=server.base_url, POLYGON_JUDGE_MODEL="m",
+                               POLYGON_CALLER_MODEL="m", POLYGON_AGENT_MODEL="other")  # fmt: skip
+    assert code == 0, err
+    heads = [line for line in out.splitlines() if not line.startswith("  ")]
+    assert heads[0].startswith("caller: ")
+    assert heads[1] == f"judge: {server.base_url} (model m): as caller above"
+    assert heads[2].startswith("agent: ")
+    assert "as caller" not in heads[2]
+    assert out.count("structured output") == 2

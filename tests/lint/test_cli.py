@@ -102,7 +102,8 @@ def test_the_judge_tier_reads_structured_findings(monkeypatch: pytest.MonkeyPatc
 def _lint_process(
     path: Path, server: FakeLLMServer, *args: str
 ) -> subprocess.CompletedProcess[str]:
-    config = path.parent / "llm.yaml"
+    # In the test's own folder (the autouse fixture's), never beside a shipped example.
+    config = Path.cwd() / "llm.yaml"
     config.write_text(f"llm:\n  judge: {{model: fake, base_url: '{server.base_url}', "
                       "max_retries: 0}\n", encoding="utf-8")  # fmt: skip
     environ = {k: v for k, v in os.environ.items() if not k.startswith("POLYGON_")}
@@ -153,3 +154,17 @@ def test_a_judge_past_the_lint_timeout_is_abandoned(monkeypatch: pytest.MonkeyPa
     reason = {s["tier"]: s["reason"] for s in json.loads(out)["tiers_skipped"]}[4]
     assert "no answer within 0.5 s (POLYGON_LINT_TIMEOUT)" in reason
     assert "warning: tier 4 skipped" in err
+
+
+def test_tier_4_asks_a_llama_cpp_server_in_the_form_it_takes(tmp_path: Path) -> None:
+    # As before a run: the capability probe (or its cache) settles the form, so tier 4's one
+    # request is not first refused as json_schema (with the server's error on the screen).
+    with FakeLLMServer([Rule(role="judge", json={"findings": []})], dialect="llamacpp") as server:
+        done = _lint_process(BAD_FILE, server, "--json")
+        forms = [r.body.get("response_format", {}).get("type") for r in server.requests]
+        probed = len(server.probes)
+    assert done.returncode == 0, done.stderr
+    assert forms == ["json_object"]
+    assert probed >= 1
+    assert "refused structured output" not in done.stderr
+    assert 4 in json.loads(done.stdout)["tiers_run"]

@@ -8,6 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from polygon_voice.llm import LLMClient, LLMConfigError, LLMFormatError, LLMRequestError, RoleConfig
+from polygon_voice.llm.config import LOCAL_MAX_TOKENS
 from polygon_voice.testing import FakeLLMServer, Rule
 from tests.llm.conftest import KEY_VAR, SECRET_KEY, USER_HELLO, client_for
 
@@ -41,6 +42,7 @@ async def test_plain_text_reply_and_request(serve: Serve) -> None:
         "messages": USER_HELLO,
         "temperature": 0.7,
         "seed": 11,
+        "max_tokens": LOCAL_MAX_TOKENS,  # the fake server is on loopback: a local server
     }
     assert server.requests[0].role == "caller"
 

@@ -24,7 +24,8 @@ from polygon_voice.judge import V3, JudgeInput, judge_conversation_async
 from polygon_voice.judge.llm import LLMJudge
 from polygon_voice.lint import lint, logprobs
 from polygon_voice.lint.text import Prompt
-from polygon_voice.llm import LLMClient, LLMFormatError, RoleConfig, Usage
+from polygon_voice.llm import LLMClient, LLMFormatError, LLMRequestError, RoleConfig, Usage
+from polygon_voice.llm.config import LOCAL_MAX_TOKENS
 from polygon_voice.llm.dialects import is_shape_refusal
 from polygon_voice.llm.structured import parse_structured
 from polygon_voice.model import CallerSaid, PrepareToolCall, SendToolCall, ToolResult
@@ -189,9 +190,16 @@ def test_persona_generation_on_the_real_answer_cut_at_max_tokens_fails_cleanly()
             async with LLMClient(config) as client:
                 return await llm_persona(client, "You are an order line agent.", plan)
 
-        with pytest.raises(LLMFormatError, match="not JSON"):
+        with pytest.raises(LLMFormatError, match="not JSON") as raised:
             asyncio.run(go())
-        assert server.answered() == [recorded.name]  # a format error is not retried
+        # Not retried as a request; asked once more as a persona (another seed), cut off again.
+        assert server.answered() == [recorded.name, recorded.name]
+        seeds = [body["seed"] for body in server.bodies()]
+    assert seeds[1] == seeds[0] + 1
+    # The answer stopped at the token limit: the message names the limit sent (a loopback
+    # server's default here) and the setting to raise.
+    assert f"cut off at the token limit (max_tokens {LOCAL_MAX_TOKENS})" in str(raised.value)
+    assert "llm.caller.max_tokens" in str(raised.value)
 
 
 # --- the prompt agent: tool_choice, and no content null ------------------------------------
@@ -261,7 +269,7 @@ def test_the_real_echo_is_misaligned_and_no_shift_repairs_it() -> None:
     lp = recorded.body["choices"][0]["logprobs"]
     top = {t: max(d, key=d.get) for t, d in zip(lp["tokens"], lp["top_logprobs"], strict=True) if d}
     assert (top[" write"], top[" box"]) == (" a", ".")
-    assert isinstance(logprobs._shift_of(recorded.body), str)
+    assert isinstance(logprobs.shift_of(recorded.body), str)
 
 
 CHECK_ECHOES = ["lint_echo_check_sentence", "lint_echo_check_sentence_top100"]
@@ -370,3 +378,68 @@ def test_a_request_of_no_recorded_shape_gets_a_plain_error_not_an_answer() -> No
         with pytest.raises(urllib.error.HTTPError) as caught:
             urllib.request.urlopen(request, timeout=5)
         assert caught.value.code == NO_SHAPE_STATUS
+
+
+@pytest.mark.parametrize(
+    ("recorded", "expected"),
+    [(CHECK_ECHOES, "next_token"), (CHECK_ECHOES[:1], "unaligned")],
+    ids=["with-its-alternatives", "without-them"],
+)
+def test_the_capability_probe_reads_the_real_logprobs_as_lint_does(
+    recorded: list[str], expected: str
+) -> None:
+    # What `polygon llm check` says of the endpoint's log-probabilities is what lint tier 2
+    # then does: runs on llama-cpp-python's next-token alternatives, refuses without them.
+    from polygon_voice.llm.capability_probe import probe
+
+    with ReplayServer([load(n) for n in recorded]) as server:
+        found = probe(role(server, "judge"), ["logprobs"], timeout=5.0)
+    assert found.logprobs == expected
+    if expected == "unaligned":
+        assert "do not line up" in found.notes["logprobs"]
+
+
+def test_the_real_validation_500_is_permanent_and_sent_once() -> None:
+    # llama-cpp-python answers a body it cannot validate with HTTP 500: resending the same
+    # body cannot help, and on a one-slot server each resend waits behind other calls.
+    recorded = load("agent_tool_message_null_content")
+    usage = Usage()
+    with ReplayServer([recorded]) as server:
+        body = recorded.request["body"]
+        extra = {k: body[k] for k in ("tool_choice",) if k in body}
+
+        async def go() -> str:
+            async with LLMClient(role(server, "agent", max_retries=3), usage=usage) as client:
+                with pytest.raises(LLMRequestError) as raised:
+                    await client.chat(body["messages"], tools=body.get("tools"), params=extra)
+            return str(raised.value)
+
+        message = asyncio.run(go())
+        answered = server.answered()
+    assert answered == ["agent_tool_message_null_content"]
+    assert usage.roles["agent"].retries == 0
+    assert "7 validation errors" in message
+    assert "after" not in message  # "failed after N attempts" would mean it was resent
+
+
+def test_the_switch_is_said_on_one_line_and_the_failure_keeps_the_whole_text(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The real refusal is a pydantic error over several lines and a traceback line: the
+    # warning that scrolls past is one line; a fixed form's failure keeps every line.
+    refused = load("judge_json_schema_refused")
+    with ReplayServer([refused, load("judge_json_object")]) as server:
+
+        async def go(setting: str) -> None:
+            config = role(server, "judge", structured_output=setting)
+            async with LLMClient(config) as client:
+                await client.chat([{"role": "user", "content": "x"}], response_schema={})
+
+        with caplog.at_level("WARNING", logger="polygon_voice.llm"):
+            asyncio.run(go("auto"))
+        with pytest.raises(LLMRequestError) as raised:
+            asyncio.run(go("json_schema"))
+    (warning,) = [r.getMessage() for r in caplog.records if "from now on" in r.getMessage()]
+    assert "\n" not in warning
+    assert "Input should be 'text' or 'json_object'" in warning
+    assert "\n" in str(raised.value)  # stored and raised whole

@@ -14,7 +14,7 @@ import pytest
 
 from polygon_voice.api.events import activity_of
 from polygon_voice.llm import LLMClient, LLMConfigError, RetryPolicy, load_llm_config
-from polygon_voice.llm.config import is_local_url
+from polygon_voice.llm.config import LOCAL_MAX_TOKENS, RoleConfig, is_local_url
 from polygon_voice.llm.limits import EndpointGate, EndpointLimits
 from polygon_voice.llm.usage import RequestActivity
 from polygon_voice.testing import FakeLLMServer, Rule
@@ -324,3 +324,19 @@ def test_the_cpu_server_example_in_the_docs_gives_what_it_says(tmp_path: Path) -
         assert config.max_retries == 1
     assert settings.role("caller").turn_limit == 1200
     assert settings.role("agent").turn_limit == 900
+
+
+async def test_a_local_server_gets_an_answer_cap_unless_one_is_set(
+    serve: Callable[..., FakeLLMServer],
+) -> None:
+    # Without max_tokens llama-cpp-python generates until the context is full; a hosted API
+    # keeps its own default, and a role's own setting always wins.
+    server = serve([Rule(text="OK")])
+    local = RoleConfig(role="judge", model="fake", base_url=server.base_url, cache=False)
+    own = local.model_copy(update={"max_tokens": 40})
+    remote = RoleConfig(role="judge", model="m", base_url="https://api.example.com/v1")
+    for config in (local, own):
+        async with LLMClient(config) as client:
+            await client.chat([{"role": "user", "content": "hi"}])
+    assert [r.body["max_tokens"] for r in server.requests] == [LOCAL_MAX_TOKENS, 40]
+    assert (remote.answer_tokens, local.answer_tokens) == (None, LOCAL_MAX_TOKENS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Iterator
@@ -358,3 +359,41 @@ def test_persona_and_persona_ref_together_are_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(SuiteError, match="either 'persona' or 'persona_ref'"):
         load_suite(tmp_path / "suite.yaml")
+
+
+def _cut_off(text: str) -> str:
+    # A completion that stopped at the token limit inside a string, as SmolLM2 on
+    # llama-cpp-python answers (tests/llm/recorded: persona_json_object).
+    choice = {
+        "index": 0,
+        "message": {"role": "assistant", "content": text},
+        "finish_reason": "length",
+    }
+    return json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "m",
+                       "choices": [choice],
+                       "usage": {"prompt_tokens": 9, "completion_tokens": 300}})  # fmt: skip
+
+
+async def test_a_persona_cut_off_at_the_token_limit_is_asked_again_once() -> None:
+    cut = _cut_off('{"name": "Ana", "goal": "Change my order of ten thousand')
+    rules = [Rule(role="caller", call=1, raw=cut), Rule(role="caller", json=_draft("Ana"))]
+    with FakeLLMServer(rules) as server:
+        async with _client(server) as client:
+            result = await generate_personas(ORDER_PROMPT, 1, client=client)
+        seeds = [r.body["seed"] for r in server.requests]
+    assert [m.persona.name for m in result.personas] == ["Ana"]
+    assert result.failures == []
+    assert seeds[1] == (seeds[0] + 1) % 2**31  # another draw, not the same request again
+
+
+async def test_a_persona_cut_off_twice_fails_naming_the_limit() -> None:
+    cut = _cut_off('{"name": "Ana", "goal": "Change')
+    with FakeLLMServer([Rule(role="caller", raw=cut)]) as server:
+        async with _client(server) as client:
+            result = await generate_personas(ORDER_PROMPT, 1, client=client)
+        asked = server.request_count
+    assert result.personas == []
+    assert asked == 2
+    (failure,) = result.failures
+    assert "cut off at the token limit" in failure.message
+    assert "llm.caller.max_tokens" in failure.message

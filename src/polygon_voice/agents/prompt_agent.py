@@ -124,8 +124,16 @@ def _read_config(path: Path) -> PromptAgentConfig:
 class PromptAgentFactory:
     """Builds one `PromptAgent` per call; `describe()` is what a run records about it."""
 
-    def __init__(self, path: str | Path, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        env: Mapping[str, str] | None = None,
+        *,
+        run_llm_config: Path | None = None,
+    ) -> None:
         self.path = Path(path)
+        # The run's `--llm-config`: its agent role is used when the file names no config.
+        self._run_llm_config = run_llm_config
         self.config = _read_config(self.path)
         base = self.path.parent
         prompt_path = base / self.config.system_prompt
@@ -153,7 +161,7 @@ class PromptAgentFactory:
 
     def _role_config(self, base: Path, env: Mapping[str, str] | None) -> RoleConfig:
         cfg = self.config
-        llm_path = base / cfg.llm_config if cfg.llm_config is not None else None
+        llm_path = base / cfg.llm_config if cfg.llm_config is not None else self._run_llm_config
         try:
             role = load_llm_config(llm_path, env).role("agent")
             overrides = {
@@ -171,8 +179,8 @@ class PromptAgentFactory:
             raise PromptAgentError(f"{self.path}: model settings: {exc}") from None
         if not role.configured:
             raise PromptAgentError(
-                f"{self.path}: no model: give `model:`, an `llm_config:` with llm.agent.model, "
-                "or POLYGON_AGENT_MODEL"
+                f"{self.path}: no model: give `model:`, an `llm_config:` with llm.agent.model "
+                "(or the run's --llm-config), or POLYGON_AGENT_MODEL"
             )
         return role
 
@@ -454,9 +462,12 @@ def _event_text(event: Event) -> str | None:
     return None
 
 
-def load_prompt_agent(path: str | Path, base_dir: Path | None = None) -> PromptAgentFactory:
-    """The factory for `prompt:path/to/agent.yaml` (relative to `base_dir` when given)."""
+def load_prompt_agent(
+    path: str | Path, base_dir: Path | None = None, *, run_llm_config: Path | None = None
+) -> PromptAgentFactory:
+    """The factory for `prompt:path/to/agent.yaml` (relative to `base_dir` when given);
+    `run_llm_config`, the run's LLM config file, gives the model when the file names none."""
     file = Path(path)
     if not file.is_absolute() and base_dir is not None and not file.exists():
         file = base_dir / file
-    return PromptAgentFactory(file)
+    return PromptAgentFactory(file, run_llm_config=run_llm_config)

@@ -62,17 +62,23 @@ def available_agents() -> list[str]:
 
 
 def resolve_agent(
-    spec: str, base_dir: Path | None = None, *, cwd: Path | None = None
+    spec: str,
+    base_dir: Path | None = None,
+    *,
+    cwd: Path | None = None,
+    llm_config: Path | None = None,
 ) -> AgentFactory:
     """Turn `name`, `package.module:attr` or `path/file.py:attr` into an agent factory.
 
     Relative names are looked for in `cwd` (the current folder when None), then in
     `base_dir` (the suite's folder; ignored for a built-in suite inside the package).
+    `llm_config`, the run's LLM config file, gives a `prompt:` agent its model settings
+    when its own file names none.
     """
     spec = spec.strip()
     places = Places.of(cwd, base_dir)
     if spec.startswith(PROMPT_PREFIX):
-        return _load_prompt_agent(spec, places)
+        return _load_prompt_agent(spec, places, llm_config)
     if spec.startswith(("http://", "https://")):
         # Imported here: the adapters stay out of the import of every other agent.
         from polygon_voice.agents.http_agent import HttpAgentFactory
@@ -140,7 +146,9 @@ def _unknown_name(spec: str) -> str:
     )
 
 
-def _load_prompt_agent(spec: str, places: Places) -> PromptAgentFactory:
+def _load_prompt_agent(
+    spec: str, places: Places, llm_config: Path | None = None
+) -> PromptAgentFactory:
     from polygon_voice.agents.prompt_agent import PromptAgentError, load_prompt_agent
 
     file = Path(spec.removeprefix(PROMPT_PREFIX))
@@ -148,7 +156,7 @@ def _load_prompt_agent(spec: str, places: Places) -> PromptAgentFactory:
         # Given a folder other than the process's own, the file is taken from there.
         file = file if places.cwd.resolve() == Path(".").resolve() else places.cwd / file
     try:
-        return load_prompt_agent(file, places.suite_dir)
+        return load_prompt_agent(file, places.suite_dir, run_llm_config=llm_config)
     except PromptAgentError as exc:
         raise AgentLoadError(f"agent {spec!r}: {exc}") from exc
 

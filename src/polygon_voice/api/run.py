@@ -281,7 +281,7 @@ def _agent(
             )
     try:
         base_dir, cwd = _agent_places(spec, options, loaded)
-        return spec, resolve_agent(spec, base_dir, cwd=cwd)
+        return spec, resolve_agent(spec, base_dir, cwd=cwd, llm_config=options.llm_config)
     except AgentLoadError as exc:
         raise InputError(str(exc)) from None
 

@@ -16,7 +16,7 @@ from polygon_voice.cli.progress import progress_bar
 from polygon_voice.lint import AXES, MAX_TIER, LintError, lint
 from polygon_voice.lint.engine import MAX_PROMPT_BYTES, Step, check_size
 from polygon_voice.lint.render import render
-from polygon_voice.llm import LLMError, load_llm_config
+from polygon_voice.llm import LLMError, LLMSettings, load_llm_config
 
 
 @app.command("lint")
@@ -66,6 +66,8 @@ def lint_command(
         fail(f"cannot read {prompt_file}: {exc}")
     try:
         settings = load_llm_config(llm_config) if max_tier >= 4 else None
+        if settings is not None and settings.is_configured("judge"):
+            _settle_judge_endpoint(settings)
         bar = progress_bar(errors)
         try:
             report = lint(
@@ -94,6 +96,15 @@ def lint_command(
             errors.print(f"note: tier {skip.tier} skipped: {skip.reason}", markup=False)
     if fail_above is not None and any(report.axes[a].score > fail_above for a in AXES):
         raise typer.Exit(1)
+
+
+def _settle_judge_endpoint(settings: LLMSettings) -> None:
+    """What tier 4's endpoint takes, from the capability cache or a cheap probe (as before a
+    run), so its one request goes in a form the server takes. A problem found here is left
+    to the tier itself: it is then skipped with its reason, and tiers 1-3 stand."""
+    from polygon_voice.preflight import RoleNeed, check_roles
+
+    check_roles([RoleNeed("judge", "lint tier 4")], settings)
 
 
 def _show_steps(bar: Progress) -> Step:

@@ -106,8 +106,7 @@ def check_command(
     if as_json:
         print_json([_as_json(c, f, lines) for c, f, lines in reports])
     else:
-        for config_of, found, lines in reports:
-            _print(config_of, found, lines)
+        _print_all(reports)
     if reached.unreachable:
         raise typer.Exit(ExitCode.INFRASTRUCTURE)
     if cannot_work:
@@ -179,6 +178,8 @@ _TOOL_HINTS = {
 _LOGPROB_HINTS = {
     "aligned": "lint tier 2 can score prompts here (POLYGON_LINT_LOGPROBS_BASE_URL)",
     "shifted": "one token late, a known server bug; lint tier 2 undoes the shift",
+    "next_token": "each token scored by the distribution after it (llama-cpp-python); lint "
+    "tier 2 reads the values from the alternatives one token earlier",
     "unaligned": "they do not line up with the prompt; lint tier 2 refuses this endpoint",
     "refused": "no prompt log-probabilities; lint tier 2 cannot use this endpoint",
 }
@@ -258,6 +259,22 @@ def _seed_line(config: RoleConfig, found: Capabilities, fixed: bool) -> Line:
     value = None if found.seed_max is None else f"up to {found.seed_max}"
     hint = "Polygon's seeds stay below 2**31, inside it"
     return _line("seed range", value, hint, found.notes.get("seed"))
+
+
+def _print_all(reports: list[tuple[RoleConfig, Capabilities, list[Line]]]) -> None:
+    """Each role's block; a role whose endpoint, model and lines a role above already showed
+    is one line naming that role, not the same block again."""
+    shown: dict[tuple[str, str, str], Role] = {}
+    for config, found, lines in reports:
+        same = (found.endpoint, found.model, repr(lines))
+        if same in shown:
+            console.print(
+                f"[bold]{config.role}:[/] {escape(found.endpoint)} (model "
+                f"{escape(found.model)}): as {shown[same]} above"
+            )
+            continue
+        shown[same] = config.role
+        _print(config, found, lines)
 
 
 def _print(config: RoleConfig, found: Capabilities, lines: list[Line]) -> None:

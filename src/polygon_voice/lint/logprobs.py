@@ -115,7 +115,7 @@ def token_logprobs(endpoint: LogprobsEndpoint, text: str) -> list[tuple[int, int
 def _alignment(endpoint: LogprobsEndpoint) -> int:
     key = (endpoint.base_url, endpoint.model)
     if key not in _ALIGNMENT:
-        found = _shift_of(_echo(endpoint, CHECK_SENTENCE))
+        found = shift_of(_echo(endpoint, CHECK_SENTENCE))
         if isinstance(found, str) and _reads_next_token(endpoint):
             found = NEXT_TOKEN
         _ALIGNMENT[key] = found
@@ -125,7 +125,7 @@ def _alignment(endpoint: LogprobsEndpoint) -> int:
     return found
 
 
-def _shift_of(answer: Any) -> int | str:
+def shift_of(answer: Any) -> int | str:
     """The shift that puts the most bits on the check word's tokens, or why none does."""
     start = CHECK_SENTENCE.index(CHECK_WORD)
     end = start + len(CHECK_WORD)
@@ -151,9 +151,18 @@ def _reads_next_token(endpoint: LogprobsEndpoint) -> bool:
     from the alternatives listed one token earlier passes the check (llama-cpp-python)."""
     try:
         answer = _echo(endpoint, CHECK_SENTENCE, NEXT_TOKEN_TOP)
-        return _check(_next_token_spans(answer, CHECK_SENTENCE)) is None
     except LogprobsError:
         return False  # no alternatives, or not so many: the first reading's refusal stands
+    return next_token_check(answer) is None
+
+
+def next_token_check(answer: Any) -> str | None:
+    """None when the check sentence's answer with NEXT_TOKEN_TOP alternatives per token,
+    read from the alternatives one token earlier, passes the check; else why not."""
+    try:
+        return _check(_next_token_spans(answer, CHECK_SENTENCE))
+    except LogprobsError as error:
+        return str(error)
 
 
 def _check(spans: list[tuple[int, int, float]]) -> str | None:

@@ -36,7 +36,7 @@ log = logging.getLogger("polygon_voice.llm.capabilities")
 Capability = Literal["structured_output", "tools", "seed", "logprobs", "context"]
 CAPABILITIES: tuple[Capability, ...] = get_args(Capability)
 ToolSupport = Literal["with_tool_choice", "without_tool_choice", "refused"]
-LogprobSupport = Literal["aligned", "shifted", "unaligned", "refused"]
+LogprobSupport = Literal["aligned", "shifted", "next_token", "unaligned", "refused"]
 SeedRange = Literal["int64", "uint32", "int31", "refused"]
 # The seeds tried, largest first: what Go and vLLM decode, unsigned 32 bits, signed 32 bits.
 SEED_TRIES: tuple[tuple[SeedRange, int], ...] = (

@@ -399,17 +399,9 @@ def _seeds(prober: _Prober, record: Capabilities) -> Capabilities:
 
 def _logprobs(prober: _Prober, record: Capabilities) -> Capabilities:
     # The lint's own check sentence and alignment test: what it finds here, tier 2 finds.
-    from polygon_voice.lint.logprobs import CHECK_SENTENCE, LogprobsError, _shift_of
+    from polygon_voice.lint.logprobs import CHECK_SENTENCE, LogprobsError, shift_of
 
-    body = {
-        "model": prober.model,
-        "prompt": CHECK_SENTENCE,
-        "echo": True,
-        "logprobs": 1,
-        "max_tokens": 1,
-        "temperature": 0,
-    }
-    reply = prober.send("/completions", body)
+    reply = prober.send("/completions", _echo_body(prober.model, CHECK_SENTENCE, 1))
     refused: LogprobSupport = "refused"
     if not reply.ok:
         if _refused(reply) or reply.status == 404:
@@ -418,14 +410,39 @@ def _logprobs(prober: _Prober, record: Capabilities) -> Capabilities:
         prober.notes["logprobs"] = f"not settled: {_why(reply)}"
         return record
     try:
-        shift = _shift_of(reply.data)
+        shift = shift_of(reply.data)
     except LogprobsError as error:  # the answer holds no prompt log-probabilities
         prober.notes["logprobs"] = prober.clean(str(error))
         return replace(record, logprobs=refused)
     if isinstance(shift, str):
-        prober.notes["logprobs"] = shift
-        return replace(record, logprobs="unaligned")
+        return _next_token_reading(prober, record, shift)
     return replace(record, logprobs="aligned" if shift == 0 else "shifted")
+
+
+def _next_token_reading(prober: _Prober, record: Capabilities, why: str) -> Capabilities:
+    """No shift lines the values up: lint's second reading, each token's value from the
+    alternatives listed at the token before (llama-cpp-python scores every token by the
+    distribution after it), decides between `next_token` and `unaligned`."""
+    from polygon_voice.lint.logprobs import CHECK_SENTENCE, NEXT_TOKEN_TOP, next_token_check
+
+    body = _echo_body(prober.model, CHECK_SENTENCE, NEXT_TOKEN_TOP)
+    reply = prober.send("/completions", body)
+    failed = next_token_check(reply.data) if reply.ok else f"not read: {_why(reply)}"
+    if failed is None:
+        return replace(record, logprobs="next_token")
+    prober.notes["logprobs"] = prober.clean(f"{why}; read from the next token: {failed}")
+    return replace(record, logprobs="unaligned")
+
+
+def _echo_body(model: str, prompt: str, alternatives: int) -> dict[str, Any]:
+    return {
+        "model": model,
+        "prompt": prompt,
+        "echo": True,
+        "logprobs": alternatives,
+        "max_tokens": 1,
+        "temperature": 0,
+    }
 
 
 def find(

@@ -15,9 +15,11 @@ from polygon_voice.llm.config import LLMSettings, Role, RoleConfig
 from polygon_voice.llm.dialects import FormChoice, form_choice, is_shape_refusal
 from polygon_voice.llm.errors import (
     LLMConfigError,
+    LLMCutOffError,
     LLMError,
     LLMFormatError,
     LLMRequestError,
+    on_one_line,
     redact,
 )
 from polygon_voice.llm.limits import SHARED_LIMITS, EndpointGate, EndpointLimits
@@ -128,7 +130,20 @@ class LLMClient:
             )
 
         reply, form = await self._structured(build)
-        return reply.with_parsed(parse_structured(reply.text, response_schema, form))
+        try:
+            parsed = parse_structured(reply.text, response_schema, form)
+        except LLMFormatError as error:
+            if reply.finish_reason != "length":
+                raise
+            # Cut off, not malformed: the fix is the limit, which the message must name.
+            limit = self.config.answer_tokens
+            raise LLMCutOffError(
+                f"{error} — the answer was cut off at the token limit"
+                + (f" (max_tokens {limit})" if limit is not None else "")
+                + f": raise llm.{self.config.role}.max_tokens",
+                raw=error.raw,
+            ) from None
+        return reply.with_parsed(parsed)
 
     async def _structured(
         self, build: Callable[[StructuredForm], dict[str, Any]]
@@ -194,6 +209,7 @@ class LLMClient:
         detail = self._redacted(failure.detail)
         following = choice.refused(form)
         if following is not None:
+            detail = on_one_line(detail)  # a log line; the error raised below keeps it whole
             log.warning(
                 "%s: %s (model %s) refused structured output as %s (%s); using %s from now on",
                 self.config.role,
@@ -251,8 +267,8 @@ class LLMClient:
             body["temperature"] = temperature
         if seed is not None:
             body["seed"] = seed
-        if self.config.max_tokens is not None:
-            body["max_tokens"] = self.config.max_tokens
+        if self.config.answer_tokens is not None:
+            body["max_tokens"] = self.config.answer_tokens
         if params:
             body.update(params)
         return body
@@ -291,7 +307,7 @@ class LLMClient:
                 log.info(
                     "%s: %s from %s; retry %d of %d in %.2f s",
                     self.config.role,
-                    self._redacted(failure.detail),
+                    on_one_line(self._redacted(failure.detail)),
                     self.endpoint,
                     attempt + 1,
                     attempts - 1,

@@ -43,6 +43,11 @@ LOCAL_TIMEOUT = 600.0
 # timeout, so one whole answer (at most 1.25 x timeout) fits with room for a quick retry, while
 # the turn still ends well before every retry of every round has run (5 x 1.25 x timeout).
 TURN_TIMEOUT_FACTOR = 2.0
+# Answer tokens on a local server when `max_tokens` is not set: without a cap llama-cpp-python
+# generates until the model stops or the context is full (a persona request ran for nine
+# minutes, and the one slot with it). Far above what any role's answer needs (a judge's eight
+# criteria with evidence: under 1,000); hosted APIs keep their own default.
+LOCAL_MAX_TOKENS = 2048
 Profile = Literal["auto", "remote", "local"]
 # Host names that never leave the machine or the local network.
 _LOCAL_SUFFIXES = (".localhost", ".local", ".internal", ".lan", ".home.arpa")
@@ -130,6 +135,14 @@ class RoleConfig(BaseModel):
         if self.timeout is not None:
             return self.timeout
         return LOCAL_TIMEOUT if self.local else REMOTE_TIMEOUT
+
+    @property
+    def answer_tokens(self) -> int | None:
+        """The `max_tokens` sent: the setting, else LOCAL_MAX_TOKENS on a local server, else
+        none (the API's own default)."""
+        if self.max_tokens is not None:
+            return self.max_tokens
+        return LOCAL_MAX_TOKENS if self.local else None
 
     @property
     def turn_limit(self) -> float:

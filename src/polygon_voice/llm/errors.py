@@ -34,6 +34,11 @@ class LLMFormatError(LLMError):
         self.raw = raw
 
 
+class LLMCutOffError(LLMFormatError):
+    """The answer could not be read because it stopped at the token limit (`finish_reason:
+    length`): asked again, a model may well finish; the message names the setting to raise."""
+
+
 class ModelUnavailable(LLMError):
     """The model behind an agent Polygon runs (a `prompt:FILE` agent) could not answer.
 
@@ -59,3 +64,11 @@ def redact(text: str, *secrets: str | None) -> str:
         if secret:
             text = text.replace(secret, "***")
     return text
+
+
+def on_one_line(text: str, limit: int = 300) -> str:
+    """A server's message as a log line shows it: whitespace runs (a pydantic error's line
+    breaks, a traceback's indentation) made one space, cut at `limit` characters. Stored
+    errors keep the whole text; only what scrolls past on the screen is shortened."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit] + "..."

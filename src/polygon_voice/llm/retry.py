@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -15,9 +16,18 @@ Sleeper = Callable[[float], Awaitable[None]]
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
 
 
-def is_retryable_status(status: int) -> bool:
-    """Rate limits, request timeouts, conflicts and every 5xx are worth another try."""
-    return status in RETRYABLE_STATUSES or status >= 500
+# llama-cpp-python answers a request it cannot validate with HTTP 500 and pydantic's message
+# ("7 validation errors:" then one line per error): the same body is refused however often
+# it is sent, so such a 500 is no server hiccup.
+_VALIDATION_ERROR = re.compile(r"\A\s*\d+ validation errors?\b")
+
+
+def is_retryable_status(status: int, detail: str = "") -> bool:
+    """Rate limits, request timeouts, conflicts and every 5xx are worth another try, but a
+    5xx whose message is a request validation error (`detail`, the server's message)."""
+    if status >= 500:
+        return _VALIDATION_ERROR.match(detail) is None
+    return status in RETRYABLE_STATUSES
 
 
 @dataclass

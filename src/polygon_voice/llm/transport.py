@@ -105,10 +105,11 @@ class OpenAITransport:
         import openai
 
         if isinstance(exc, openai.APIStatusError):
+            detail = _detail(exc.body, exc.message)
             return TransportFailure(
-                f"HTTP {exc.status_code}: {_detail(exc.body, exc.message)}",
+                f"HTTP {exc.status_code}: {detail}",
                 status=exc.status_code,
-                retryable=is_retryable_status(exc.status_code),
+                retryable=is_retryable_status(exc.status_code, detail),
                 retry_after=parse_retry_after(exc.response.headers),
             )
         if isinstance(exc, openai.APIConnectionError):

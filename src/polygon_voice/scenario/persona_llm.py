@@ -7,13 +7,17 @@ with the response cache replays the same persona.
 
 from __future__ import annotations
 
+import logging
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from polygon_voice.llm import ChatReply, LLMClient
+from polygon_voice.llm.errors import LLMCutOffError
 from polygon_voice.llm.usage import RoleUsage
 from polygon_voice.model.persona import FactValue, Outcome, Persona, PersonaType
 from polygon_voice.scenario.persona_plan import PersonaPlan
 
+log = logging.getLogger("polygon_voice.personas")
 # Seeds every server takes (vLLM and Ollama refuse past int64, some servers past int32).
 SEED_RANGE = 2**31
 LANGUAGES = {"en": "English", "de": "German", "hr": "Croatian", "ru": "Russian"}
@@ -66,15 +70,16 @@ class NoFacts(ValueError):
 async def llm_persona(
     client: LLMClient, prompt_text: str, plan: PersonaPlan, spent: RoleUsage | None = None
 ) -> Persona:
-    """Ask the model for one persona, and once more when it has no facts; raises LLMError
-    (a failed or unreadable answer) or NoFacts. The answers' requests and tokens are added
-    to `spent`, so each stored persona can say what it cost."""
+    """Ask the model for one persona, and once more when it has no facts or its answer was
+    cut off at the token limit; raises LLMError (a failed or unreadable answer) or NoFacts.
+    The answers' requests and tokens are added to `spent`, so each stored persona can say
+    what it cost."""
     spent = spent if spent is not None else RoleUsage()
-    draft = await _draft(client, prompt_text, plan, attempt=0, spent=spent)
-    facts = usable_facts(draft.facts)
-    if not facts:
+    draft = await _first_draft(client, prompt_text, plan, spent)
+    facts = usable_facts(draft.facts) if draft is not None else {}
+    if draft is None or not facts:
         # Another seed, so a cached or deterministic server does not give the same answer.
-        draft = await _draft(client, prompt_text, plan, attempt=1, spent=spent)
+        draft = await _draft(client, prompt_text, plan, 1, spent)
         facts = usable_facts(draft.facts)
     if not facts:
         raise NoFacts("the model's persona has no facts (asked twice)")
@@ -99,8 +104,20 @@ def usable_facts(facts: dict[str, FactValue]) -> dict[str, FactValue]:
     }
 
 
+async def _first_draft(
+    client: LLMClient, prompt_text: str, plan: PersonaPlan, spent: RoleUsage
+) -> PersonaDraft | None:
+    """The first answer, None when it was cut off at the token limit (to be asked again)."""
+    try:
+        return await _draft(client, prompt_text, plan, 0, spent)
+    except LLMCutOffError as cut_off:
+        # A small model writing on inside a string: another draw usually ends in time.
+        log.info("persona %d: %s; asking once more", plan.index + 1, cut_off)
+        return None
+
+
 async def _draft(
-    client: LLMClient, prompt_text: str, plan: PersonaPlan, *, attempt: int, spent: RoleUsage
+    client: LLMClient, prompt_text: str, plan: PersonaPlan, attempt: int, spent: RoleUsage
 ) -> PersonaDraft:
     reply = await client.chat(
         [
