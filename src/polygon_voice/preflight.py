@@ -47,7 +47,7 @@ from typing import TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from polygon_voice.llm.config import DEFAULT_BASE_URL, LLMSettings, Role, RoleConfig
-from polygon_voice.llm.errors import LLMConfigError, redact
+from polygon_voice.llm.errors import LLMConfigError, on_one_line, redact
 from polygon_voice.masking import (
     authorization,
     mask_secrets,
@@ -755,9 +755,8 @@ def _detail(exc: urllib.error.HTTPError) -> str:
         error = data.get("error", data)
         message = error.get("message") if isinstance(error, dict) else error
         text = str(message) if message else ""
-    text = " ".join("".join(c if c.isprintable() else " " for c in text).split())
-    text = text or exc.reason or "no message"
-    return text if len(text) <= _DETAIL_LIMIT else text[:_DETAIL_LIMIT] + "..."
+    said = on_one_line(text, _DETAIL_LIMIT) or on_one_line(str(exc.reason or ""), _DETAIL_LIMIT)
+    return said or "no message"
 
 
 def _shown(url: str) -> str:

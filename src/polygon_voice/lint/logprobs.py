@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from polygon_voice.envsettings import seconds_from_env
 from polygon_voice.lint.model import Finding
 from polygon_voice.lint.surprisal import Scale, scan
 from polygon_voice.lint.text import Prompt, Sentence
@@ -88,16 +89,10 @@ def endpoint_from_env(env: Mapping[str, str]) -> LogprobsEndpoint | None:
 
 def timeout_from_env(env: Mapping[str, str]) -> float:
     """POLYGON_LINT_TIMEOUT in seconds (a positive number), TIMEOUT when unset."""
-    given = env.get(ENV_TIMEOUT)
-    if not given:
-        return TIMEOUT
     try:
-        seconds = float(given)
-    except ValueError:
-        seconds = 0.0
-    if not 0 < seconds < math.inf:
-        raise LogprobsError(f"{ENV_TIMEOUT} must be a positive number of seconds, not {given!r}")
-    return seconds
+        return seconds_from_env(env, ENV_TIMEOUT, TIMEOUT)
+    except ValueError as error:
+        raise LogprobsError(str(error)) from None
 
 
 def token_logprobs(endpoint: LogprobsEndpoint, text: str) -> list[tuple[int, int, float]]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import http.client
 import json
 import logging
-import math
 import os
 import re
 import time
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from polygon_voice.envsettings import seconds_from_env
 from polygon_voice.llm.capabilities import (
     CAPABILITIES,
     SEED_TRIES,
@@ -43,7 +43,7 @@ from polygon_voice.llm.capabilities import (
 )
 from polygon_voice.llm.config import RoleConfig
 from polygon_voice.llm.dialects import is_shape_refusal
-from polygon_voice.llm.errors import redact
+from polygon_voice.llm.errors import on_one_line, redact
 from polygon_voice.llm.structured import StructuredForm, response_format
 from polygon_voice.masking import authorization, mask_secrets, url_secrets, without_userinfo
 
@@ -80,16 +80,10 @@ class ProbeTimeoutError(ValueError):
 
 def probe_timeout(env: Mapping[str, str] | None = None) -> float:
     """POLYGON_PROBE_TIMEOUT in seconds, PROBE_SECONDS when unset."""
-    given = (os.environ if env is None else env).get(PROBE_ENV, "").strip()
-    if not given:
-        return PROBE_SECONDS
     try:
-        seconds = float(given)
-    except ValueError:
-        seconds = 0.0
-    if not 0 < seconds < math.inf:
-        raise ProbeTimeoutError(f"{PROBE_ENV} must be a positive number of seconds, not {given!r}")
-    return seconds
+        return seconds_from_env(os.environ if env is None else env, PROBE_ENV, PROBE_SECONDS)
+    except ValueError as error:
+        raise ProbeTimeoutError(str(error)) from None
 
 
 @dataclass(frozen=True)
@@ -194,8 +188,7 @@ class _Prober:
     def clean(self, text: str) -> str:
         """What a server says, without the key or the URL's credentials, on one short line."""
         text = mask_secrets(redact(text, self.key), url_secrets(self.config.base_url))
-        text = " ".join("".join(c if c.isprintable() else " " for c in text).split())
-        return text if len(text) <= _DETAIL else text[:_DETAIL] + "..."
+        return on_one_line(text, _DETAIL)
 
 
 def _json(raw: bytes) -> Any:

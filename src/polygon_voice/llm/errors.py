@@ -68,7 +68,8 @@ def redact(text: str, *secrets: str | None) -> str:
 
 def on_one_line(text: str, limit: int = 300) -> str:
     """A server's message as a log line shows it: whitespace runs (a pydantic error's line
-    breaks, a traceback's indentation) made one space, cut at `limit` characters. Stored
-    errors keep the whole text; only what scrolls past on the screen is shortened."""
-    flat = " ".join(text.split())
+    breaks, a traceback's indentation) and characters that do not print (a terminal's
+    escapes) made one space, cut at `limit` characters. Stored errors keep the whole text;
+    only what scrolls past on the screen is shortened."""
+    flat = " ".join("".join(c if c.isprintable() else " " for c in text).split())
     return flat if len(flat) <= limit else flat[:limit] + "..."
