@@ -19,6 +19,10 @@ runs it alone. It runs first, so that the whole suite's summary is the last line
 The PostgreSQL tests start a throwaway server from the server binaries when they are
 installed (or use $POLYGON_TEST_POSTGRES_URL), and skip otherwise. With CI=true, `test`
 installs Debian's `postgresql` package first if the binaries are missing, so that CI runs them.
+
+The browser tests (tests/browser) drive Debian's `chromium` with Playwright; no browser is
+ever downloaded. They skip on a machine without it; with CI=true, `test` installs the
+`chromium` package first when it is missing (one `apt-get update` for both packages).
 """
 
 from __future__ import annotations
@@ -32,20 +36,24 @@ import venv
 from collections.abc import Mapping
 from pathlib import Path
 
-# The lookup the test fixture uses, so CI installs the server exactly when the tests lack one.
+# The lookups the test fixtures use, so CI installs the server and the browser exactly when the
+# tests lack them.
+from tests.browser.chromium import find_chromium
 from tests.pg_server import find_bindir
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PG_URL_ENV = "POLYGON_TEST_POSTGRES_URL"
-LINTED = [p for p in ("src", "tests", "bench", "examples", "dev.py") if (ROOT / p).exists()]
-APT_INSTALL_POSTGRES = ["apt-get", "install", "-y", "--no-install-recommends", "postgresql"]
+LINTED = [
+    p for p in ("src", "tests", "bench", "examples", "scripts", "dev.py") if (ROOT / p).exists()
+]
+APT_INSTALL = ["apt-get", "install", "-y", "--no-install-recommends"]
 # The `embeddings` extra needs torch; plain `pip install torch` on Linux takes the multi-GB CUDA
 # build. This CPU build is installed first and then held by a constraint, so that resolving
 # the extra cannot replace it.
 TORCH_CPU = "torch==2.13.0"
-TEST_EXTRAS = ("test", "postgres", "llm", "noise", "embeddings")
+TEST_EXTRAS = ("test", "postgres", "llm", "noise", "embeddings", "web")
 
 
 def main(argv: list[str]) -> int:
@@ -60,8 +68,7 @@ def main(argv: list[str]) -> int:
     install(extras=TEST_EXTRAS)
     if command == "real-llm":
         return run_real_llm(rest)
-    if needs_postgres_install(os.environ, find_bindir()):
-        install_postgres()
+    install_system_packages(system_packages(os.environ, find_bindir(), find_chromium()))
     real = run_real_llm([]) if wants_real_llm(os.environ, rest) else 0
     return run_tests(rest) or real
 
@@ -99,19 +106,41 @@ def needs_postgres_install(env: Mapping[str, str], bindir: Path | None) -> bool:
     return env.get("CI") == "true" and not env.get(PG_URL_ENV) and bindir is None
 
 
-def install_postgres() -> None:
-    """Install Debian's PostgreSQL server; without root and apt-get, say why the tests will fail."""
+def needs_chromium_install(env: Mapping[str, str], chromium: Path | None) -> bool:
+    """Only in CI, and only when no chromium is installed: the browser tests must run there."""
+    return env.get("CI") == "true" and chromium is None
+
+
+def system_packages(
+    env: Mapping[str, str], pg_bindir: Path | None, chromium: Path | None
+) -> list[str]:
+    """The Debian packages CI installs before the tests: those the tests lack, else none."""
+    packages = []
+    if needs_postgres_install(env, pg_bindir):
+        packages.append("postgresql")
+    if needs_chromium_install(env, chromium):
+        packages.append("chromium")
+    return packages
+
+
+def install_system_packages(packages: list[str]) -> None:
+    """Install Debian packages; without root and apt-get, say why the tests will fail."""
+    if not packages:
+        return
+    names = ", ".join(packages)
     if not hasattr(os, "geteuid") or os.geteuid() != 0 or shutil.which("apt-get") is None:
+        alternative = f" (or set {PG_URL_ENV})" if "postgresql" in packages else ""
         print(
-            "CI: no PostgreSQL server binaries, and they cannot be installed here "
-            f"(needs root and apt-get); install them or set {PG_URL_ENV}",
+            f"CI: the tests need Debian's {names}, and they cannot be installed here "
+            f"(needs root and apt-get); install them{alternative}",
             flush=True,
         )
         return
-    print("CI: no PostgreSQL server binaries; installing Debian's postgresql package", flush=True)
+    print(f"CI: the tests need Debian's {names}; installing", flush=True)
     # noninteractive: no debconf prompt may wait for an answer in CI.
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (["apt-get", "update"], APT_INSTALL_POSTGRES):
+    # One index update for every package.
+    for command in (["apt-get", "update"], [*APT_INSTALL, *packages]):
         print("$", " ".join(command), flush=True)
         check(*command, cwd=ROOT, env=env)
 

@@ -38,6 +38,7 @@ def test_migrations_ship_inside_the_package() -> None:
     assert any((MIGRATIONS_DIR / "versions").glob("0003_*.py"))
     assert any((MIGRATIONS_DIR / "versions").glob("0004_*.py"))
     assert any((MIGRATIONS_DIR / "versions").glob("0005_*.py"))
+    assert any((MIGRATIONS_DIR / "versions").glob("0006_*.py"))
 
 
 def test_migrates_an_empty_database_to_head(db_url: str) -> None:

@@ -143,6 +143,8 @@ def test_demo_prints_both_columns_and_the_fix_list(polygon: Polygon) -> None:
     assert "stale_tool_args" in result.stdout
     for agent in ("flawed", "robust"):
         assert (polygon.workdir / "demo" / agent / "report.json").exists()
+    assert "Open in a browser: demo/report.html" in result.stdout
+    assert (polygon.workdir / "demo" / "report.html").is_file()
 
 
 def test_show_prints_a_case_with_its_axes_and_root_cause(polygon: Polygon) -> None:

@@ -32,6 +32,8 @@ class RunOptions:
     run_probes: bool = True  # False: no probe pass (it never changes a verdict)
     llm_config: Path | None = None  # a YAML/TOML file with an `llm:` section; else the env
     scenarios: tuple[str, ...] = ()  # glob patterns on scenario ids; empty: every scenario
+    # False: scenarios whose stored persona is marked unrealistic are left out (READ-2).
+    include_unrealistic: bool = False
     resume: str | None = None  # the id of an interrupted run to finish instead of a new one
     out: Path | None = None  # report folder; None: .polygon/runs/RUN_ID
     write_files: bool = True  # write report.json and transcripts.jsonl when the run ends

@@ -161,6 +161,15 @@ def _prepare(
 
     loaded = setup.with_stored_personas(store, load_suite(source))
     resumed = setup.stored_run(store, options.resume) if options.resume is not None else None
+    loaded, left_out = setup.without_unrealistic(
+        store, loaded, resumed, options.include_unrealistic
+    )
+    for entry in left_out:
+        note = f" ({entry['note']})" if entry.get("note") else ""
+        observer.warning(
+            f"scenario {entry['scenario']} left out: its persona {entry['persona']} is marked "
+            f"unrealistic{note}; --include-unrealistic runs it"
+        )
     loaded = select_scenarios(loaded, _scenario_filter(options, resumed))
     judge, rubric, repeats = setup.judging_options(
         store, options.resume, options.judge, options.rubric, options.judge_repeats
@@ -174,7 +183,7 @@ def _prepare(
     if options.preflight:
         _preflight(options, loaded, judging, probing, factory)
     if resumed is None:
-        record, lease, done = _start(store, loaded, agent_spec, options, judging, noise)
+        record, lease, done = _start(store, loaded, agent_spec, options, judging, noise, left_out)
     else:
         record, lease, done = _resume(store, loaded, resumed, agent_spec, observer)
     try:
@@ -339,10 +348,11 @@ def _start(
     options: RunOptions,
     judging: Judging,
     noise: float | None,
+    left_out: list[dict[str, str]],
 ) -> tuple[RunRecord, LeaseKeeper, set[str]]:
     from polygon_voice import __version__
     from polygon_voice.agents import describe_agent
-    from polygon_voice.api.setup import run_persona_config
+    from polygon_voice.api.setup import UNREALISTIC_KEY, run_persona_config
     from polygon_voice.store import RunRecord, new_run_id
 
     base_dir, cwd = _agent_places(agent_spec, options, loaded)
@@ -367,6 +377,8 @@ def _start(
             "judge_repeats": judging.repeats,
             **({"scenarios": list(options.scenarios)} if options.scenarios else {}),
             **run_persona_config(loaded.suite),
+            # Scenarios left out because their stored persona is marked unrealistic.
+            **({UNREALISTIC_KEY: left_out} if left_out else {}),
         },
         polygon_version=__version__,
     )

@@ -157,6 +157,54 @@ def with_stored_personas(store: Store, loaded: LoadedSuite) -> LoadedSuite:
         raise InputError(str(exc)) from None
 
 
+def without_unrealistic(
+    store: Store, loaded: LoadedSuite, resumed: RunRecord | None, include: bool
+) -> tuple[LoadedSuite, list[dict[str, str]]]:
+    """The suite without the scenarios whose stored persona is marked unrealistic (READ-2),
+    and what was left out ({scenario, persona, note}); `include` keeps them all. A resumed
+    run leaves out what it left out when it started, whatever the marks say now. InputError
+    when no scenario is left."""
+    from polygon_voice.scenario.persona_refs import without_scenarios
+
+    if include or not any(s.persona_ref is not None for s in loaded.suite.scenarios):
+        return loaded, []
+    if resumed is not None:
+        left_out = [e for e in resumed.config.get(UNREALISTIC_KEY, []) if isinstance(e, dict)]
+    else:
+        left_out = _unrealistic_scenarios(store, loaded.suite)
+    if not left_out:
+        return loaded, []
+    if len(left_out) == len(loaded.suite.scenarios):
+        _bad(
+            f"{loaded.path}: every scenario is played by a persona marked unrealistic, so "
+            "none is left to run; run them anyway with --include-unrealistic, or mark a "
+            "persona realistic again: polygon personas mark ID --realistic"
+        )
+    return without_scenarios(loaded, {str(e["scenario"]) for e in left_out}), left_out
+
+
+UNREALISTIC_KEY = "unrealistic_left_out"
+"""The run config's list of scenarios left out for an unrealistic persona."""
+
+
+def _unrealistic_scenarios(store: Store, suite: Suite) -> list[dict[str, str]]:
+    from polygon_voice.store import StoreError
+
+    marked: dict[str, str | None] = {}
+    for ref in {s.persona_ref for s in suite.scenarios if s.persona_ref is not None}:
+        try:
+            record = store.get_persona(ref)
+        except StoreError as exc:  # checked when the refs were resolved; kept for safety
+            raise InputError(str(exc)) from None
+        if record.unrealistic:
+            marked[ref] = record.unrealistic_note
+    return [
+        {"scenario": s.id, "persona": s.persona_ref, "note": marked[s.persona_ref] or ""}
+        for s in suite.scenarios
+        if s.persona_ref is not None and s.persona_ref in marked
+    ]
+
+
 def run_persona_config(suite: Suite) -> dict[str, Any]:
     """What a run records of its stored personas: which one (and version) played which scenario."""
     from polygon_voice.scenario.persona_refs import persona_links

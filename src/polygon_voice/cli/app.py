@@ -60,13 +60,20 @@ COMMANDS: dict[str, CommandEntry] = {
         "polygon_voice.cli.compare",
         "Compare runs: scorecards, scenario matrix, divergence points and an analysis.",
     ),
+    "report": CommandEntry(
+        "polygon_voice.cli.report", "Write the HTML report and/or JUnit XML of stored runs."
+    ),
+    "serve": CommandEntry(
+        "polygon_voice.cli.serve",
+        "Serve the local web app over the stored runs (docs/web.md).",
+    ),
     "probes": CommandEntry(
         "polygon_voice.cli.probes",
         "Behaviour probes: yes/no questions about one behaviour (docs/probes.md).",
     ),
     "personas": CommandEntry(
         "polygon_voice.cli.personas",
-        "Simulated callers generated from an agent's prompt: generate, list, refresh, sample.",
+        "Simulated callers made from an agent's prompt: generate, list, refresh, sample, mark.",
     ),
     "llm": CommandEntry(
         "polygon_voice.cli.llm",

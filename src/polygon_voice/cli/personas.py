@@ -1,4 +1,5 @@
-"""Personas on the command line: `polygon personas generate | list | refresh | show | sample`.
+"""Personas on the command line: `polygon personas generate | list | refresh | show | mark |
+sample`.
 
 Exit codes (docs/personas.md): 0 done; 2 bad input or a model that cannot work (checked
 before any request); 3 the model failed for some or all personas (what it made is stored).
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
     from polygon_voice.store import PersonaConversation, PersonaRecord, PersonaUsage, Store
 
 personas_app = typer.Typer(
-    help="Simulated callers generated from an agent's prompt: generate, list, refresh, sample.",
+    help="Simulated callers made from an agent's prompt: generate, list, refresh, sample, mark.",
     no_args_is_help=True,
 )
 app.add_typer(personas_app, name="personas")
@@ -62,6 +63,14 @@ _STATUS_TEXT = {"current": ("current", "green"), "stale": ("STALE", "yellow")}
 _SAMPLE_TURNS = 12
 _TURN_CHARS = 200
 _NAMED_FAILURES = 5
+
+
+class Realism(StrEnum):
+    """`personas list --realism`: the personas marked unrealistic, or the others."""
+
+    UNREALISTIC = "unrealistic"
+    REALISTIC = "realistic"
+
 
 QuietOption = Annotated[
     bool,
@@ -142,15 +151,25 @@ def list_(
         Path | None, typer.Option("--prompt", help="Only the personas of this prompt file.")
     ] = None,
     stale: Annotated[bool, typer.Option("--stale", help="Only the stale ones.")] = False,
+    realism: Annotated[
+        Realism | None,
+        typer.Option(
+            "--realism", help="Only those marked unrealistic, or only the others (realistic)."
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
-    """List stored personas; STALE marks those whose prompt file changed since."""
+    """List stored personas; STALE marks those whose prompt file changed since, UNREALISTIC
+    those a person marked so."""
     store = open_store(db)
     path = str(prompt.resolve()) if prompt is not None else None
     records = _or_fail(lambda: store.list_personas(prompt_path=path))
     hashes = current_hashes(records)
     if stale:
         records = [r for r in records if _status(r, hashes) == "stale"]
+    if realism is not None:
+        wanted = realism is Realism.UNREALISTIC
+        records = [r for r in records if r.unrealistic == wanted]
     console.print(personas_table(records, hashes, "Personas"))
     count = sum(_status(r, hashes) == "stale" for r in records)
     if count:
@@ -207,21 +226,59 @@ def show(
 
 
 @personas_app.command()
+def mark(
+    persona_id: Annotated[str, typer.Argument(help="Persona id (a unique prefix is enough).")],
+    realistic: Annotated[
+        bool,
+        typer.Option("--realistic", help="Take the mark back: the persona is realistic again."),
+    ] = False,
+    note: Annotated[
+        str | None, typer.Option("--note", help="Why (kept with the mark, shown with it).")
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Mark a persona as unrealistic: later runs leave out the scenarios it plays.
+
+    `polygon run --include-unrealistic` runs them anyway; --realistic takes the mark back.
+    """
+    store = open_store(db)
+    record = _or_fail(lambda: store.mark_persona(persona_id, not realistic, note))
+    if record.unrealistic:
+        console.print(
+            f"{record.id} ({escape(record.persona.name)}) is marked unrealistic: later runs "
+            "leave out the scenarios it plays (polygon run --include-unrealistic runs them)."
+        )
+    else:
+        console.print(f"{record.id} ({escape(record.persona.name)}) is realistic again.")
+
+
+@personas_app.command()
 def sample(
     n: Annotated[int, typer.Argument(min=1, help="How many personas to show.")],
     seed: Annotated[
         int | None, typer.Option(help="Pick the same personas again (default: random).")
     ] = None,
+    include_unrealistic: Annotated[
+        bool,
+        typer.Option(
+            "--include-unrealistic", help="Also pick among the personas marked unrealistic."
+        ),
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """Show N random personas, each with the last call it played, turn by turn, to read by hand.
 
-    A persona that has not played a call yet says so, and how to give it one.
+    A persona that has not played a call yet says so, and how to give it one. Those marked
+    unrealistic are not picked unless --include-unrealistic.
     """
     store = open_store(db)
     records = _or_fail(lambda: store.list_personas())
     if not records:
         fail("no personas stored yet; make some: polygon personas generate --prompt FILE", 1)
+    if not include_unrealistic:
+        records = [record for record in records if not record.unrealistic]
+        if not records:
+            fail("every stored persona is marked unrealistic; add --include-unrealistic", 1)
     picked = random.Random(seed).sample(records, min(n, len(records)))
     hashes = current_hashes(picked)
     played = _or_fail(lambda: store.persona_conversations(_versions(picked)))
@@ -270,7 +327,7 @@ def personas_table(
             persona.language or "",
             Text(record.generator),
             Text(_shown_path(record.prompt_path)),
-            _status_text(_status(record, hashes)),
+            _status_cell(record, hashes),
         ]
         if priced:
             usage = record.usage
@@ -299,6 +356,7 @@ def persona_panel(record: PersonaRecord, hashes: dict[str, str | None]) -> Panel
     ]
     if record.usage is not None:
         lines.append(Text(f"model usage  {record.usage.line()}", style="dim"))
+    lines.extend(_realism_lines(record))
     title = Text.assemble((record.id, "bold"), "  ", Text(persona.name))
     # Not expanded: as wide as its content, whatever the width of the terminal or pipe.
     return Panel(Group(*lines), title=title, title_align="left", expand=False)
@@ -340,6 +398,26 @@ def _status(record: PersonaRecord, hashes: dict[str, str | None]) -> str:
     from polygon_voice.scenario.personas import persona_status
 
     return persona_status(record.prompt_hash, hashes.get(record.prompt_path))
+
+
+def _status_cell(record: PersonaRecord, hashes: dict[str, str | None]) -> Text:
+    """The prompt status, and UNREALISTIC when a person marked the persona so."""
+    text = _status_text(_status(record, hashes))
+    if record.unrealistic:
+        text.append(", ")
+        text.append("UNREALISTIC", style="red")
+    return text
+
+
+def _realism_lines(record: PersonaRecord) -> list[RenderableType]:
+    if not record.unrealistic:
+        return []
+    when = f" on {record.marked_at:%Y-%m-%d %H:%M} UTC" if record.marked_at is not None else ""
+    line = Text.assemble(("UNREALISTIC", "bold red"), f"  marked{when}")
+    if record.unrealistic_note:
+        line.append(": ")
+        line.append(record.unrealistic_note)
+    return [line, Text("  left out of later runs unless --include-unrealistic", style="dim")]
 
 
 def _status_text(status: str) -> Text:

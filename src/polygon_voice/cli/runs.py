@@ -11,10 +11,12 @@ from rich.markup import escape
 
 from polygon_voice.cli.app import app
 from polygon_voice.cli.common import DbOption, LlmConfigOption, console, errors, fail, open_store
+from polygon_voice.cli.report import HtmlOption, JunitOption
 from polygon_voice.suites import BUILTIN_SUITES
 
 if TYPE_CHECKING:
     from polygon_voice.api import RunResult
+    from polygon_voice.store import Store
 
 # The judge's repeat limit (judge.MAX_JUDGE_REPEATS), kept here so `--help` imports no judge.
 MAX_JUDGE_REPEATS = 25
@@ -125,6 +127,16 @@ def run(
         bool,
         typer.Option("--no-probes", help="Skip the probe pass (it never changes a verdict)."),
     ] = False,
+    html: HtmlOption = None,
+    junit: JunitOption = None,
+    include_unrealistic: Annotated[
+        bool,
+        typer.Option(
+            "--include-unrealistic",
+            help="Also run the scenarios whose stored persona is marked unrealistic "
+            "(docs/personas.md).",
+        ),
+    ] = False,
     json_output: Annotated[
         bool,
         typer.Option(
@@ -163,6 +175,7 @@ def run(
             run_probes=not no_probes,
             llm_config=llm_config,
             scenarios=tuple(scenario or ()),
+            include_unrealistic=include_unrealistic,
             resume=resume,
             out=out,
         )
@@ -172,6 +185,8 @@ def run(
         except RunInterrupted as exc:
             fail(str(exc), code=int(exc.exit_code))
     resume_hint = f"polygon run {suite} --resume {result.run_id}"
+    if html is not None or junit is not None:
+        _write_report_files(store, result.run_id, html, junit, to_stderr=json_output)
     if json_output:
         code = verdict_exit(result, fail_on=fail_on, min_composite=min_composite, gate=gate)
         print_errors(result, resume_hint=resume_hint)
@@ -186,6 +201,17 @@ def run(
     _final_line(result, quiet)
     if code:
         raise typer.Exit(code)
+
+
+def _write_report_files(
+    store: Store, run_id: str, html: Path | None, junit: Path | None, *, to_stderr: bool
+) -> None:
+    """The HTML report and JUnit XML of the run just made, read back from the store."""
+    from polygon_voice.cli.report import write_report_files
+
+    # With --json, stdout holds the JSON document only: where the files went goes to stderr.
+    shown = errors if to_stderr else console
+    write_report_files(store, [run_id], html=html, junit=junit, out=shown)
 
 
 def _suite_source(suite: Path) -> str | Path:

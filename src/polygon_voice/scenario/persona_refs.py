@@ -63,3 +63,9 @@ def persona_links(suite: Suite) -> list[dict[str, str]]:
         for scenario in suite.scenarios
         if scenario.persona_ref is not None
     ]
+
+
+def without_scenarios(loaded: LoadedSuite, scenario_ids: set[str]) -> LoadedSuite:
+    """The suite without the scenarios of these ids (a copy: the suite was checked on load)."""
+    kept = [s for s in loaded.suite.scenarios if s.id not in scenario_ids]
+    return replace(loaded, suite=loaded.suite.model_copy(update={"scenarios": kept}))

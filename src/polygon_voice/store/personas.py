@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -100,6 +101,27 @@ class PersonaStore:
         if updated == 0:
             raise StoreError(f"no persona with id '{record.id}' in {self.url}")
 
+    def mark_persona(
+        self, persona_id_or_prefix: str, unrealistic: bool, note: str | None = None
+    ) -> PersonaRecord:
+        """Mark a stored persona as unrealistic (or realistic again), with an optional note
+        saying why; returns the persona as it is now stored. Later runs leave out scenarios
+        played by an unrealistic persona unless asked (READ-2)."""
+        record = self.get_persona(persona_id_or_prefix)
+        text = note.strip() if note is not None else ""
+        values = {
+            "unrealistic": unrealistic,
+            "unrealistic_note": text or None,
+            "marked_at": datetime.now(UTC),
+        }
+        stmt = sa.update(personas).where(personas.c.persona_id == record.id).values(**values)
+        try:
+            with self._engine.begin() as conn:
+                conn.execute(stmt)
+        except SQLAlchemyError as exc:
+            raise self._failure(f"mark persona {record.id}", exc) from exc
+        return record.model_copy(update=values)
+
     def persona_conversations(self, versions: Mapping[str, str]) -> dict[str, PersonaConversation]:
         """For each persona id in `versions` (id -> current version), one conversation it played.
 
@@ -140,6 +162,9 @@ def _row(record: PersonaRecord) -> dict[str, Any]:
         "created_at": utc(record.created_at),
         "updated_at": utc(record.updated_at),
         "usage": None if record.usage is None else record.usage.model_dump_json(),
+        "unrealistic": record.unrealistic,
+        "unrealistic_note": record.unrealistic_note,
+        "marked_at": None if record.marked_at is None else utc(record.marked_at),
     }
 
 
@@ -160,6 +185,9 @@ def _record(row: RowMapping) -> PersonaRecord:
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         usage=_usage(row["usage"]),
+        unrealistic=bool(row["unrealistic"]),
+        unrealistic_note=row["unrealistic_note"],
+        marked_at=row["marked_at"],
     )
 
 

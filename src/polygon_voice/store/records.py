@@ -79,11 +79,15 @@ class PersonaRecord(BaseModel):
     created_at: AwareDatetime
     updated_at: AwareDatetime
     usage: PersonaUsage | None = None  # None: made without a model (or stored before 0005)
+    # Marked by a person as not like a real caller (READ-2): left out of later runs.
+    unrealistic: bool = False
+    unrealistic_note: str | None = None
+    marked_at: AwareDatetime | None = None  # when it was last marked (either way)
 
-    @field_validator("created_at", "updated_at")
+    @field_validator("created_at", "updated_at", "marked_at")
     @classmethod
-    def _to_utc(cls, value: datetime) -> datetime:
-        return utc(value)
+    def _to_utc(cls, value: datetime | None) -> datetime | None:
+        return None if value is None else utc(value)
 
 
 class PersonaConversation(BaseModel):

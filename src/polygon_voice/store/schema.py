@@ -128,6 +128,11 @@ personas = sa.Table(
     # What the model requests that made it spent, as JSON text (migration 0005); null
     # for a persona made without a model, or stored before.
     sa.Column("usage", sa.Text, nullable=True),
+    # A person's judgement of the persona (migration 0006, READ-2): an unrealistic one is
+    # left out of later runs unless asked; the note says why, `marked_at` when it was said.
+    sa.Column("unrealistic", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("unrealistic_note", sa.Text, nullable=True),
+    sa.Column("marked_at", UtcDateTime, nullable=True),
     sa.UniqueConstraint("persona_id"),
     sa.Index(None, "prompt_path"),
 )

@@ -45,6 +45,16 @@ ACTION_TOOL = {"update": "update_order", "add_one": "update_order", "refund": "i
 CHANGE_FIELDS = ("quantity", "delivery_date")
 GREETING = "Hello, you are through to the order service. How can I help?"
 MAX_RETRIES = 2
+# Each question in other words, for when the caller did not follow it the first time.
+REPHRASED = {
+    "Which order is it about? Please tell me the order number.": (
+        "Sorry, I mean the number of your order: four or more digits, on your confirmation."
+    ),
+    "What would you like to change: the quantity or the delivery date?": (
+        "Should I change how many you get, or the day it arrives?"
+    ),
+    "How much should I refund?": "What amount, in euros, should I refund?",
+}
 
 
 @dataclass
@@ -77,6 +87,7 @@ class ReferenceAgent:
         self.phase = "collect"
         self.pending: dict[str, Pending] = {}
         self.reading_back: dict[str, Any] | None = None
+        self.last_question: str | None = None
         self._ids = itertools.count(1)
 
     async def respond(self, event: Event) -> AsyncIterator[Action]:
@@ -149,7 +160,10 @@ class ReferenceAgent:
         question = self.missing()
         if question is not None:
             self.phase = "collect"
-            yield Say(text=question)
+            # Asked again right away (the caller did not follow): in other words, as a person would.
+            again = question == self.last_question
+            self.last_question = None if again else question  # a third time: as at first
+            yield Say(text=REPHRASED.get(question, question) if again else question)
         elif self.record is None or self.record_for != self.state.get("order_id"):
             yield from self.check()
         else:

@@ -7,8 +7,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 _DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
-_ORDER = re.compile(r"\b(\d{4})\b")
-_QUANTITY = re.compile(r"\b(\d{1,3})\s+(?:items?|pieces?)\b")
+_ORDER = re.compile(r"\b(\d{4,6})\b")  # "four or more digits", as the order line asks
+_QUANTITY = re.compile(
+    # "6 items", and the scripted caller's "change the quantity (of order 5590) to 6",
+    # "quantity 6", "make it 6"
+    r"\b(\d{1,3})\s+(?:items?|pieces?)\b"
+    r"|\bquantity\s+(?:of\s+order\s+\d+\s+)?(?:to\s+|of\s+)?(\d{1,3})\b(?![-\d])"
+    r"|\bmake\s+it\s+(\d{1,3})\b(?![-\d])"
+)
 _AMOUNT = re.compile(r"\b(\d{1,3})\s+euros?\b")
 _NEGATION = re.compile(r"\b(?:don't|do not|stop|leave it)\b")
 _YES = re.compile(r"\b(?:yes|go ahead)\b")
@@ -43,7 +49,7 @@ def understand(text: str) -> Heard:
         heard.values["amount"] = int(amounts[-1])
     quantities = _QUANTITY.findall(without_dates)
     if quantities:
-        heard.values["quantity"] = int(quantities[-1])
+        heard.values["quantity"] = int(next(group for group in quantities[-1] if group))
     orders = _ORDER.findall(without_dates)
     if orders:
         heard.values["order_id"] = orders[-1]
