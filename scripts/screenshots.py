@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.browser.chromium import CHROMIUM_ARGS, find_chromium  # noqa: E402
+from tests.processes import free_port, stop  # noqa: E402
 
 POLYGON = Path(sys.executable).parent / "polygon"
 WEAK_PROMPT = ROOT / "examples" / "prompts" / "bad_prompt.md"
@@ -91,16 +91,10 @@ def build(folder: Path) -> dict[str, Any]:
     }
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @contextmanager
 def serving(db: str, prompt: Path, cwd: Path) -> Iterator[str]:
     """`polygon serve` on a free loopback port until the block ends; its base URL."""
-    port = _free_port()
+    port = free_port()
     log = cwd / "serve.log"
     command = [str(POLYGON), "serve", "--db", db, "--port", str(port), "--prompt", str(prompt)]
     with log.open("w") as sink:
@@ -118,12 +112,7 @@ def serving(db: str, prompt: Path, cwd: Path) -> Iterator[str]:
                 time.sleep(0.2)
         yield base
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 # Drops the temporary folder from every text on the page: the pictures show `prompt.md`.

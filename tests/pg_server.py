@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from tests.processes import free_port
 
 # Debian and Ubuntu install each server version here, not on PATH.
 DEBIAN_ROOT = Path("/usr/lib/postgresql")
@@ -61,7 +62,7 @@ def throwaway_server(bindir: Path) -> Iterator[str]:
             os.chown(root, *account)
         initdb = [bindir / "initdb", "-D", data, "-U", SUPERUSER, "--auth=trust"]
         _run(account, root, *initdb, "--encoding=UTF8", "--locale=C", "--no-sync")
-        port = _free_port()
+        port = free_port()
         # The socket goes in our folder: the default (/var/run/postgresql) is not ours to write.
         _configure(data, {**SETTINGS, "port": str(port), "unix_socket_directories": str(root)})
         try:
@@ -96,13 +97,6 @@ def _unprivileged_account() -> tuple[int, int] | None:
             "account to run it as"
         ) from exc
     return entry.pw_uid, entry.pw_gid
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def _configure(data: Path, settings: dict[str, str]) -> None:

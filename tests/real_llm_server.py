@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -26,6 +25,12 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+if not __package__:
+    # Run as `python tests/real_llm_server.py`: the repository root makes `tests` importable.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.processes import free_port, stop
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER_PACKAGE = "llama-cpp-python[server]==0.3.36"
@@ -119,14 +124,6 @@ def model_path(python: Path) -> Path:
     return found
 
 
-def free_port() -> int:
-    """A TCP port free on loopback now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def server_command(python: Path, model: Path, port: int) -> list[str]:
     """The command line of the server, as docs/llm.md ("llama.cpp server") gives it."""
     return [
@@ -157,12 +154,7 @@ def running_server(python: Path, log_dir: Path) -> Iterator[RealServer]:
             _wait_until_up(base_url, process, log_path)
             yield RealServer(base_url, model, log_path)
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process)
 
 
 def _wait_until_up(base_url: str, process: subprocess.Popen[bytes], log_path: Path) -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -30,7 +29,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import pytest
 
 from tests.browser.chromium import CHROMIUM_ARGS, find_chromium
-from tests.browser.payloads import hostile_prompt, hostile_suite
+from tests.payloads import hostile_prompt, hostile_suite
+from tests.processes import free_port, stop
 
 if TYPE_CHECKING:
     from playwright.sync_api import (
@@ -183,12 +183,6 @@ def filled(chromium_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Fil
 # --- the server --------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=2) as response:
@@ -200,7 +194,7 @@ def _answers(url: str) -> bool:
 @pytest.fixture(scope="package")
 def server(filled: Filled) -> Iterator[str]:
     """`polygon serve` on a free loopback port over the filled database; its base URL."""
-    port = _free_port()
+    port = free_port()
     log = filled.folder / "serve.log"
     command = [
         str(POLYGON), "serve", "--db", filled.db_url, "--port", str(port),
@@ -223,12 +217,7 @@ def server(filled: Filled) -> Iterator[str]:
             time.sleep(0.2)
         yield base
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 # --- the browser -------------------------------------------------------------------------
@@ -290,6 +279,13 @@ class Screen:
         }
         self.page.screenshot(path=str(path), full_page=True, clip=clip)
         return path
+
+
+def open_prompt_editor(page: Page, server: str, prompt: Path) -> None:
+    """Open the editor of `prompt` the way a user does: its row in the prompts list."""
+    page.goto(server + "/prompts")
+    page.locator("[data-testid=prompt-row] a", has_text=prompt.name).first.click()
+    page.wait_for_url("**/prompts/edit?*")
 
 
 def watch(page: Page) -> Watched:

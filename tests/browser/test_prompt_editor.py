@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import Filled, Screen
+from tests.browser.conftest import Filled, Screen, open_prompt_editor
 
 INSERTED = "Kindly note: "
 # A word-level finding: its mark keeps its words when text is typed in front of it
@@ -23,9 +23,7 @@ def test_typing_before_a_marked_phrase_moves_its_mark_after_saving(
     server: str, filled: Filled, screen: Screen
 ) -> None:
     page = screen.page
-    page.goto(server + "/prompts")
-    page.locator("[data-testid=prompt-row] a", has_text=filled.prompt.name).first.click()
-    page.wait_for_url("**/prompts/edit?*")
+    open_prompt_editor(page, server, filled.prompt)
     marks = _marks(page)
     assert marks, "the weak prompt has lint marks"
     assert all(m["axis"] and m["title"] for m in marks), "each mark names its axis and fix"

@@ -1,9 +1,9 @@
 """Hostile text on every screen: no payload runs, the CSP never fires, the report stays offline.
 
 The hostile run's caller lines, persona, scenario and tool results and the prompt file hold
-`<script>`, `onerror=` and `javascript:` payloads (payloads.py). Each would open a dialog if
-it became markup; a dialog listener, a console listener (CSP violations are logged there)
-and the page's errors must stay empty, and the payloads must be on the screen as text.
+`<script>`, `onerror=` and `javascript:` payloads (tests/payloads.py). Each would open a
+dialog if it became markup; a dialog listener, a console listener (CSP violations are logged
+there) and the page's errors must stay empty, and the payloads must be on the screen as text.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 from playwright.sync_api import Browser, Page, Route, expect
 
 from polygon_voice.store.store import Store
-from tests.browser.conftest import VIEWPORT, Filled, Screen, watch
-from tests.browser.payloads import HOSTILE_SCENARIO, IMG, LINK, PAYLOADS, SCRIPT
+from tests.browser.conftest import VIEWPORT, Filled, Screen, open_prompt_editor, watch
+from tests.payloads import HOSTILE_SCENARIO, IMG, LINK, PAYLOADS, SCRIPT
 
 # Every .chart holds an svg (vega-embed has drawn it) or says it has nothing to draw.
 CHARTS_DRAWN = (
@@ -85,9 +85,7 @@ def test_no_payload_runs_in_the_prompt_editor_when_linted(
     server: str, filled: Filled, screen: Screen
 ) -> None:
     page = screen.page
-    page.goto(server + "/prompts")
-    page.locator("[data-testid=prompt-row] a", has_text=filled.prompt.name).first.click()
-    page.wait_for_url("**/prompts/edit?*")
+    open_prompt_editor(page, server, filled.prompt)
     _assert_inert(screen, "editor")
     marked = page.locator("[data-testid=prompt-marked]")
     for payload in PAYLOADS:

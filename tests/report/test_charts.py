@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from polygon_voice.report import charts
-from polygon_voice.report.views import run_view
+from polygon_voice.report.views import comparison_view, run_view
 from polygon_voice.store import Store
 from tests.report.report_store import open_store, run
 
@@ -69,7 +70,31 @@ def test_run_charts_hold_the_runs_rows(store_and_run: tuple[Store, str]) -> None
     assert all(r["ci_low"] <= r["compliance"] <= r["ci_high"] for r in probes)
     repeats = check_shape(made["repeats"])
     assert {r["scenario"] for r in repeats} == {c["scenario_id"] for c in scored}
-    assert all(r["run"] == run_id for r in composite + criteria + probes + repeats)
+    label = f"reference:flawed · {run_id[: charts.SHORT_ID]}"
+    assert all(r["run"] == label for r in composite + criteria + probes + repeats)
+
+
+def test_a_comparison_labels_each_run_by_its_agent_and_id(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    ids = [run(store, "reference:flawed"), run(store, "reference:robust", noise=0.3)]
+    ids.append(run(store, "reference:robust"))  # the same agent twice
+    view = comparison_view(store, ids)
+    agents = {ids[0]: "reference:flawed", ids[1]: "reference:robust", ids[2]: "reference:robust"}
+    expected = {f"{agents[i]} · {i[: charts.SHORT_ID]}" for i in ids}
+    for name, spec in view["charts"].items():
+        assert {r["run"] for r in spec["data"]["values"]} == expected, name
+
+
+def test_run_labels_stay_unique_when_ids_start_alike() -> None:
+    labels = charts.run_labels(
+        [("abcdef123456", "agent.py:Bot"), ("abcdef129999", "agent.py:Bot"), ("0f0f0f0f0f0f", "x")]
+    )
+    assert labels == {
+        "abcdef123456": "agent.py:Bot · abcdef123",
+        "abcdef129999": "agent.py:Bot · abcdef129",
+        "0f0f0f0f0f0f": "x · 0f0f0f0f0",
+    }
+    assert charts.run_labels([("short", "a")]) == {"short": "a · short"}
 
 
 def test_probe_whiskers_span_the_interval() -> None:

@@ -9,7 +9,6 @@ marked persona) use prompts and personas of their own or put things back.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from polygon_voice.cli import app as cli
 from polygon_voice.store import PersonaRecord, Store
 from polygon_voice.web.app import create_app
 from polygon_voice.web.settings import WebSettings
+from tests.payloads import hostile_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 ORDER_LINE = ROOT / "examples" / "order_line"
@@ -37,11 +37,6 @@ MODEL_VARIABLES = (
     "POLYGON_CALLER_API_KEY",
     "POLYGON_LOGPROBS_URL",
 )
-
-SCRIPT = "<script>alert(1)</script>"
-IMG = "<img src=x onerror=alert(2)>"
-LINK = "javascript:alert(3)"
-PAYLOADS = (SCRIPT, IMG, LINK)
 
 
 @dataclass(frozen=True)
@@ -66,59 +61,6 @@ class Stored:
         }
         values.update(changes)
         return WebSettings(**values)  # type: ignore[arg-type]
-
-
-def _json(text: str) -> str:
-    return json.dumps(text)  # a JSON string is a YAML scalar holding the text exactly
-
-
-def hostile_suite(path: Path) -> Path:
-    """A suite whose caller lines, persona, tool results and backend carry the payloads."""
-    path.write_text(
-        f"""name: hostile
-description: {_json("payloads everywhere " + SCRIPT)}
-agent: reference:robust
-language: en
-tools:
-  lookup_order:
-    description: Look up an order.
-    parameters:
-      type: object
-      properties: {{order_id: {{type: string}}}}
-      required: [order_id]
-      additionalProperties: false
-    stub:
-      kind: fixed
-      returns:
-        order_id: "5590"
-        quantity: 4
-        note: {_json(SCRIPT + " " + IMG)}
-        link: {_json(LINK)}
-  update_order:
-    description: Change the quantity of an order.
-    parameters:
-      type: object
-      properties: {{order_id: {{type: string}}, quantity: {{type: integer}}}}
-      required: [order_id]
-      additionalProperties: false
-    stub: {{kind: stateful, collection: orders, op: update, key: order_id}}
-backend:
-  orders:
-    "5590": {{quantity: 2, note: {_json(IMG)}}}
-scenarios:
-  - id: hostile-caller
-    persona:
-      name: {_json(SCRIPT)}
-      goal: {_json("Change order 5590 to 4. " + IMG + " " + LINK)}
-      facts: {{order_id: "5590", quantity: 4}}
-    script:
-      - say: {_json("Please change order 5590 to 4 items. " + SCRIPT)}
-      - say: {_json("Yes, go ahead. " + IMG + " and " + LINK)}
-      - say: Thanks, bye.
-    max_turns: 12
-"""
-    )
-    return path
 
 
 def _personas_suite(path: Path, records: list[PersonaRecord]) -> Path:

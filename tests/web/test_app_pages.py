@@ -203,6 +203,21 @@ def test_unknown_ids_get_a_404_page_that_says_what_is_missing(
     page(client, "/no/such/page", status=404)
 
 
+def test_a_judgement_set_the_run_does_not_have_is_a_404_not_an_unjudged_run(
+    client: TestClient, stored: Stored
+) -> None:
+    with Store(stored.db_url) as store:
+        call = next(iter(store.iter_summaries(stored.flawed))).id
+    for url in (
+        f"/runs/{stored.flawed}?set=mistyped",
+        f"/runs/{stored.flawed}/conversations/{call}?set=mistyped",
+        f"/compare?run={stored.flawed}&run={stored.robust}&set=mistyped",
+    ):
+        message = page(client, url, status=404).testid("message").text
+        assert "no judgement set 'mistyped'" in message, url
+    page(client, f"/runs/{stored.flawed}?set=")  # empty: the run's own
+
+
 def test_an_unreachable_database_gets_a_clear_page_not_a_traceback(
     stored: Stored,
 ) -> None:

@@ -12,7 +12,8 @@ from fastapi.testclient import TestClient
 
 from polygon_voice.lint import AXES, Finding, LintError, lint
 from polygon_voice.web import prompts
-from tests.web.conftest import IMG, LINK, SCRIPT, Stored
+from tests.payloads import IMG, LINK, SCRIPT
+from tests.web.conftest import Stored
 from tests.web.dom import Element, parse
 
 PREFIX = "# Notes\n\n"  # a heading: no rule, so every finding only moves
@@ -205,6 +206,19 @@ def test_a_text_that_cannot_be_linted_says_why(
     response = client.get(edit_url(weak))
     assert response.status_code == 200
     assert "unknown language 'xx'" in parse(response.text).testid("lint-error").text
+
+
+def test_an_unknown_editor_action_is_a_bad_request_and_saves_nothing(
+    client: TestClient, weak: Path
+) -> None:
+    before = weak.read_bytes()
+    doc = parse(client.get(edit_url(weak)).text)
+    response = client.post(
+        edit_url(weak), data={"text": "changed", "action": "publish", "csrf": csrf_of(doc)}
+    )
+    assert response.status_code == 400
+    assert "unknown action 'publish'" in parse(response.text).testid("message").text
+    assert weak.read_bytes() == before
 
 
 def test_a_leading_newline_survives_the_round_trip(client: TestClient, weak: Path) -> None:

@@ -13,7 +13,8 @@ from polygon_voice.store import RunRecord, Store
 from polygon_voice.web.app import create_app
 from polygon_voice.web.security import CONTENT_SECURITY_POLICY, TOKEN_COOKIE
 from polygon_voice.web.settings import WebSettings
-from tests.web.conftest import BASE_URL, IMG, LINK, SCRIPT, Stored
+from tests.payloads import IMG, LINK, SCRIPT
+from tests.web.conftest import BASE_URL, Stored
 from tests.web.dom import Element, parse
 
 TOKEN = "s3cret-token-for-tests"
@@ -99,6 +100,58 @@ def test_every_response_carries_the_security_headers(client: TestClient, stored:
     assert refused.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
     assert "'unsafe-inline'" not in CONTENT_SECURITY_POLICY
     assert "'unsafe-eval'" not in CONTENT_SECURITY_POLICY
+
+
+def _get_pages(stored: Stored) -> list[str]:
+    """One address of each GET page, and a static file, an unknown run and no page at all."""
+    persona = stored.personas[0]
+    prompt = quote(str((stored.root / "weak.md").resolve()))
+    return [
+        "/",
+        "/?rubric=v2",
+        f"/runs/{stored.flawed}",
+        f"/runs/{stored.flawed}/conversations/{_first_call(stored)}",
+        f"/compare?run={stored.flawed}&run={stored.robust}",
+        f"/compare?run={stored.robust}&run={stored.robust_v2}",  # refused: 409
+        "/prompts",
+        f"/prompts/edit?path={prompt}",
+        "/personas",
+        f"/personas/{persona.id}",
+        "/static/charts.js",
+        "/favicon.ico",
+        "/runs/no-such-run",
+        "/nothing",
+    ]
+
+
+def _first_call(stored: Stored) -> str:
+    with Store(stored.db_url) as store:
+        return next(iter(store.iter_summaries(stored.flawed))).id
+
+
+def test_every_get_page_answers_head_with_its_status_and_headers_and_no_body(
+    client: TestClient, stored: Stored
+) -> None:
+    for url in _get_pages(stored):
+        got, head = client.get(url), client.head(url)
+        assert head.status_code == got.status_code != 405, url
+        assert head.content == b"", url
+        assert dict(head.headers) == dict(got.headers), url
+    # A POST-only address still refuses HEAD, as it refuses GET.
+    assert client.head(f"/personas/{stored.personas[0].id}/realism").status_code == 405
+
+
+def test_head_passes_the_same_checks_as_get(lan: TestClient, stored: Stored) -> None:
+    for url in _get_pages(stored):
+        head = lan.head(url)
+        assert head.status_code == 401, url
+        assert head.content == b"", url
+        assert head.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+    assert lan.head("/", headers={"Host": "attacker.example"}).status_code == 400
+    redirect = lan.head(f"/?token={TOKEN}")
+    assert redirect.status_code == 303
+    assert redirect.headers["location"] == "/"
+    assert lan.head("/", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
 
 
 def _csrf(client: TestClient, url: str) -> str:

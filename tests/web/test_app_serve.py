@@ -19,6 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from polygon_voice.cli import app as cli
+from tests.processes import stop
 from tests.web.conftest import Stored
 
 START_SECONDS = 30
@@ -46,12 +47,7 @@ def serving(*args: str) -> Iterator[tuple[subprocess.Popen[str], list[str]]]:
                 break
         yield process, lines
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process, signal.SIGINT)
 
 
 def fetch(url: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
@@ -77,6 +73,11 @@ def test_serve_prints_its_address_and_serves_the_runs(stored: Stored) -> None:
         status, body = fetch(url)
         assert status == 200
         assert stored.flawed in body
+        # `curl -I`: the server itself sends the GET's headers and no body.
+        with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=10) as r:
+            assert r.status == 200
+            assert int(r.headers["content-length"]) == len(body.encode())
+            assert r.read() == b""
         assert process.poll() is None
 
 
@@ -91,6 +92,14 @@ def test_serve_on_every_interface_prints_a_token_and_asks_for_it(stored: Stored)
         status, body = fetch(url, {"Authorization": f"Bearer {token}"})
         assert status == 200
         assert stored.flawed in body
+
+
+def test_a_given_token_is_quoted_in_the_address_printed(stored: Stored) -> None:
+    token = "two words&more#"
+    with serving("--db", stored.db_url, "--port", "0", "--token", token) as (_, lines):
+        url = address(lines, "Polygon web app:")
+        assert address(lines, "Open:") == f"{url}?token=two%20words%26more%23"
+        assert fetch(url, {"Authorization": f"Bearer {token}"})[0] == 200
 
 
 def test_a_port_in_use_is_a_clear_error(stored: Stored) -> None:

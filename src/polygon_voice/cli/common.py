@@ -37,6 +37,14 @@ LlmConfigOption = Annotated[
 ]
 
 
+# For the commands that read several runs together: one set name, looked up in each run.
+RunsJudgementSetOption = Annotated[
+    str,
+    typer.Option(
+        "--judgement-set", help='Judge result set to read in every run ("" = the run\'s own).'
+    ),
+]
+
 JsonOption = Annotated[
     bool,
     typer.Option(

@@ -17,6 +17,7 @@ from polygon_voice.cli.app import app
 from polygon_voice.cli.common import (
     DbOption,
     JsonOption,
+    RunsJudgementSetOption,
     console,
     errors,
     fail,
@@ -36,12 +37,7 @@ def compare_runs(
     out: Annotated[
         Path | None, typer.Option("--out", help="Folder to write compare.json into.")
     ] = None,
-    judgement_set: Annotated[
-        str,
-        typer.Option(
-            "--judgement-set", help='Judge result set to read in every run ("" = the run\'s own).'
-        ),
-    ] = "",
+    judgement_set: RunsJudgementSetOption = "",
     as_json: JsonOption = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar while the runs are read.")

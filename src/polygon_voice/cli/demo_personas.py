@@ -9,7 +9,6 @@ that `polygon serve` over the demo's database has personas with conversations to
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 import yaml
 
 from polygon_voice.model import Outcome, PersonaType
-from polygon_voice.store import PersonaRecord, Store, new_persona_id
+from polygon_voice.store import PersonaRecord, Store
 
 PROMPT_FILE = "prompt.md"
 SUITE_FILE = "personas.yaml"
@@ -37,6 +36,7 @@ def demo_prompt(out: Path) -> Path:
 
 def demo_personas(store: Store, prompt: Path, seed: int) -> list[PersonaRecord]:
     """The demo's personas of `prompt`: those stored for it, else made now without a model."""
+    from polygon_voice.cli.personas import new_records
     from polygon_voice.scenario.personas import generate_personas
 
     path = str(prompt.resolve())
@@ -50,19 +50,7 @@ def demo_personas(store: Store, prompt: Path, seed: int) -> list[PersonaRecord]:
             text, wanted, DEMO_TYPES, [Outcome.SUCCESS], client=None, seed=seed, start=len(stored)
         )
     )
-    now = datetime.now(UTC)
-    records = [
-        PersonaRecord(
-            id=new_persona_id(),
-            persona=generated.persona,
-            prompt_path=path,
-            prompt_hash=made.prompt_hash,
-            generator=generated.generator,
-            created_at=now,
-            updated_at=now,
-        )
-        for generated in made.personas
-    ]
+    records = new_records(made, path)
     store.add_personas(records)
     return [*stored, *records]
 

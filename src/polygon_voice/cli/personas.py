@@ -131,7 +131,7 @@ def generate(
             )
 
     result = _with_progress(f"personas from {prompt}", n, work, quiet)
-    records = _records(result, path)
+    records = new_records(result, path)
     _or_fail(lambda: store.add_personas(records))
     if records and not quiet:
         console.print(personas_table(records, {path: result.prompt_hash}, "Generated personas"))
@@ -581,7 +581,8 @@ def _refreshed(
     )
 
 
-def _records(result: GenerationResult, path: str) -> list[PersonaRecord]:
+def new_records(result: GenerationResult, path: str) -> list[PersonaRecord]:
+    """Records for the personas just made from the prompt at `path`, with what each spent."""
     from polygon_voice.store import PersonaRecord, new_persona_id
 
     now = datetime.now(UTC)

@@ -14,7 +14,7 @@ import typer
 from rich.markup import escape
 
 from polygon_voice.cli.app import app
-from polygon_voice.cli.common import DbOption, console, fail, open_store
+from polygon_voice.cli.common import DbOption, RunsJudgementSetOption, console, fail, open_store
 from polygon_voice.cli.console import SafeConsole
 
 if TYPE_CHECKING:
@@ -39,12 +39,7 @@ def report(
     ],
     html: HtmlOption = None,
     junit: JunitOption = None,
-    judgement_set: Annotated[
-        str,
-        typer.Option(
-            "--judgement-set", help='Judge result set to read in every run ("" = the run\'s own).'
-        ),
-    ] = "",
+    judgement_set: RunsJudgementSetOption = "",
     db: DbOption = None,
 ) -> None:
     """Write the HTML report and/or JUnit XML of stored runs."""

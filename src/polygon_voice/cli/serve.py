@@ -13,6 +13,7 @@ import socket
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
+from urllib.parse import quote
 
 import typer
 from rich.markup import escape
@@ -149,7 +150,9 @@ def _run(settings: WebSettings, listener: socket.socket) -> None:
     console.print(f"Polygon web app: {escape(address)}", soft_wrap=True)
     if settings.token is not None:
         # Printed once: the browser keeps it in a cookie after the first visit.
-        console.print(f"Open: {escape(address)}?token={escape(settings.token)}", soft_wrap=True)
+        # Quoted: a --token with `&`, `#` or a space would otherwise break the address.
+        opened = f"{address}?token={quote(settings.token, safe='')}"
+        console.print(f"Open: {escape(opened)}", soft_wrap=True)
         if settings.host in WILDCARD_HOSTS:
             other = f"http://{socket.gethostname()}:{settings.port}/"
             console.print(

@@ -3,7 +3,8 @@
 Pure functions: rows in, a spec dict out, its data inline as `values`, so a page needs no
 data URL and a chart renders offline. The page renders a spec with vega-embed (see
 assets/charts.js); the same spec serves the one-file report and the app. Rows carry plain
-field names (no dots: Vega would read a dot as a nested field).
+field names (no dots: Vega would read a dot as a nested field); a row's `run` is the run's
+label (`run_labels`), which is what the legend, the axes and the tooltips show.
 """
 
 from __future__ import annotations
@@ -18,7 +19,22 @@ Row = dict[str, Any]
 Spec = dict[str, Any]
 
 WIDTH = 560
+# A run id's first characters in a label: enough to tell runs apart and to type as a prefix.
+SHORT_ID = 8
 _RUN_COLOR: Spec = {"field": "run", "type": "nominal", "title": "run"}
+
+
+def run_labels(runs: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """Run id -> its label in the charts, `AGENT · RUNID` (`reference:flawed · 9eee59b8`),
+    from (run id, agent as the run records it) pairs. The id is cut to SHORT_ID characters,
+    or longer where two charted runs start alike, so no two runs share a label even when
+    their agent is the same."""
+    ids = list(dict.fromkeys(run_id for run_id, _ in runs))
+    size = SHORT_ID
+    longest = max((len(run_id) for run_id in ids), default=0)
+    while size < longest and len({run_id[:size] for run_id in ids}) < len(ids):
+        size += 1
+    return {run_id: f"{agent} · {run_id[:size]}" for run_id, agent in runs}
 
 
 def _base(title: str, rows: Sequence[Row], description: str) -> Spec:

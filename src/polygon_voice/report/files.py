@@ -170,41 +170,60 @@ def _write_conversations(
     store: Store, run_id: str, out: TextIO, judgement_set: str = ""
 ) -> dict[str, Any]:
     # Streamed entry by entry, so a run of any size is never held in memory.
-    reasons: Counter[str] = Counter()
-    verdicts: Counter[str] = Counter()
-    composite_total, composites = 0.0, 0  # a running mean: nothing grows with the run
-    turns = calls = count = unexercised = 0
-    outcomes: Counter[str] = Counter()
-    failed: Counter[str] = Counter()  # calls per role whose model failed for them
+    totals = SummaryTotals()
     out.write('  "conversations": [')
     for _, entry in iter_conversation_entries(store, run_id, judgement_set):
-        outcomes[_expect_outcome(entry.get("expect"))] += 1
-        unexercised += entry["not_exercised"] is not None
-        failed.update(entry["failures"].keys())
-        out.write(("\n    " if count == 0 else ",\n    ") + json.dumps(entry, ensure_ascii=False))
-        count += 1
-        turns += entry["turns"]
-        calls += entry["tool_calls"]
-        reasons[entry["end_reason"]] += 1
-        if "judgement" in entry:
-            verdicts[entry["judgement"]["verdict"]] += 1
-            if entry["judgement"]["composite"] is not None:
-                composite_total += entry["judgement"]["composite"]
-                composites += 1
-    out.write("\n  ]" if count else "]")
-    summary: dict[str, Any] = {
-        "conversations": count,
-        "turns": turns,
-        "tool_calls": calls,
-        "end_reasons": dict(sorted(reasons.items())),
-    }
-    summary["expectations"] = {k: outcomes[k] for k in EXPECT_OUTCOMES}
-    summary["not_exercised"] = unexercised
-    summary["failures"] = {role: failed[role] for role in ROLES if failed[role]}
-    if verdicts:
-        summary["verdicts"] = dict(sorted(verdicts.items()))
-        summary["mean_composite"] = round(composite_total / composites, 2) if composites else None
-    return summary
+        out.write(
+            ("\n    " if totals.count == 0 else ",\n    ") + json.dumps(entry, ensure_ascii=False)
+        )
+        totals.add(entry)
+    out.write("\n  ]" if totals.count else "]")
+    return totals.summary()
+
+
+class SummaryTotals:
+    """report.json's summary, counted as the conversations' entries stream by: counters and
+    a running mean only, so nothing grows with the run."""
+
+    def __init__(self) -> None:
+        self.count = self.turns = self.calls = self.unexercised = 0
+        self.reasons: Counter[str] = Counter()
+        self.verdicts: Counter[str] = Counter()
+        self.outcomes: Counter[str] = Counter()
+        self.failed: Counter[str] = Counter()  # calls per role whose model failed for them
+        self.composite_total, self.composite_count = 0.0, 0
+
+    def add(self, entry: dict[str, Any]) -> None:
+        self.count += 1
+        self.turns += entry["turns"]
+        self.calls += entry["tool_calls"]
+        self.reasons[entry["end_reason"]] += 1
+        self.unexercised += entry["not_exercised"] is not None
+        self.failed.update(entry["failures"].keys())
+        self.outcomes[_expect_outcome(entry.get("expect"))] += 1
+        judgement = entry.get("judgement")
+        if judgement is None:
+            return
+        self.verdicts[judgement["verdict"]] += 1
+        if judgement["composite"] is not None:
+            self.composite_total += judgement["composite"]
+            self.composite_count += 1
+
+    def summary(self) -> dict[str, Any]:
+        summary: dict[str, Any] = {
+            "conversations": self.count,
+            "turns": self.turns,
+            "tool_calls": self.calls,
+            "end_reasons": dict(sorted(self.reasons.items())),
+            "expectations": {k: self.outcomes[k] for k in EXPECT_OUTCOMES},
+            "not_exercised": self.unexercised,
+            "failures": {role: self.failed[role] for role in ROLES if self.failed[role]},
+        }
+        if self.verdicts:
+            summary["verdicts"] = dict(sorted(self.verdicts.items()))
+            count = self.composite_count
+            summary["mean_composite"] = round(self.composite_total / count, 2) if count else None
+        return summary
 
 
 EXPECT_OUTCOMES = ("met", "not_met", "not_exercised", "unstated")

@@ -24,10 +24,10 @@ from polygon_voice.report.templating import SCRIPT_FILES, STYLE_FILE, asset, env
 from polygon_voice.report.views import (
     ComparisonRefused,
     View,
-    _slug,
     comparison_view,
     conversation_anchor,
     iter_conversation_views,
+    run_anchor,
     run_view,
 )
 from polygon_voice.store import Store, StoreError
@@ -43,7 +43,7 @@ class ReportLinks:
     """Links inside the one file: anchors of run sections and conversation viewers."""
 
     def run(self, run_id: str) -> str:
-        return f"#run-{_slug(run_id)}"
+        return f"#{run_anchor(run_id)}"
 
     def conversation(self, run_id: str, conversation_id: str) -> str:
         return f"#{conversation_anchor(run_id, conversation_id)}"

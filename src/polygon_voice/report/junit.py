@@ -61,8 +61,12 @@ def write_junit(store: Store, run_ids: Sequence[str], path: Path, judgement_set:
     document.update_statistics()  # type: ignore[no-untyped-call]
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    document.write(str(tmp), pretty=True)
-    tmp.replace(path)
+    try:
+        document.write(str(tmp), pretty=True)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a failed write leaves no half file behind
+        raise
     return path
 
 

@@ -28,6 +28,7 @@ from polygon_voice.probes.summary import report_rows, run_compliance, stored_ans
 from polygon_voice.report import charts
 from polygon_voice.report.files import (
     Aligned,
+    SummaryTotals,
     case_entry,
     conversation_entry,
     iter_conversation_entries,
@@ -62,6 +63,11 @@ def _slug(text: str) -> str:
     if safe == text:
         return text
     return f"{safe}-{hashlib.sha256(text.encode()).hexdigest()[:6]}"
+
+
+def run_anchor(run_id: str) -> str:
+    """The id of a run's section in the one-file report (`#run-ID`)."""
+    return f"run-{_slug(run_id)}"
 
 
 def conversation_anchor(run_id: str, conversation_id: str) -> str:
@@ -167,67 +173,28 @@ def _conversation_row(entry: dict[str, Any], persona: str | None) -> View:
     }
 
 
-class _Totals:
-    """report.json's summary, counted as the conversations stream by."""
+class _Totals(SummaryTotals):
+    """report.json's summary and what a run's page shows beside it (composites, criteria),
+    counted as the conversations stream by."""
 
     def __init__(self) -> None:
-        self.count = self.turns = self.calls = self.unexercised = 0
-        self.reasons: Counter[str] = Counter()
-        self.verdicts: Counter[str] = Counter()
-        self.outcomes: Counter[str] = Counter()
-        self.failed: Counter[str] = Counter()
+        super().__init__()
         self.composites: list[float] = []
         self.criteria: dict[str, list[float]] = {}
         self.first_judgement: dict[str, Any] | None = None
 
     def add(self, entry: dict[str, Any]) -> None:
-        self.count += 1
-        self.turns += entry["turns"]
-        self.calls += entry["tool_calls"]
-        self.reasons[entry["end_reason"]] += 1
-        self.unexercised += entry["not_exercised"] is not None
-        self.failed.update(entry["failures"].keys())
-        self.outcomes[_expect_outcome(entry.get("expect"))] += 1
+        super().add(entry)
         judgement = entry.get("judgement")
         if judgement is None:
             return
         self.first_judgement = self.first_judgement or judgement
-        self.verdicts[judgement["verdict"]] += 1
         if judgement["composite"] is not None:
             self.composites.append(float(judgement["composite"]))
         for name, result in (judgement.get("criteria") or {}).items():
             score = result.get("score") if isinstance(result, dict) else None
             if score is not None:
                 self.criteria.setdefault(name, []).append(float(score))
-
-    def summary(self) -> View:
-        from polygon_voice.runner.failures import ROLES
-
-        out: View = {
-            "conversations": self.count,
-            "turns": self.turns,
-            "tool_calls": self.calls,
-            "end_reasons": dict(sorted(self.reasons.items())),
-            "expectations": {k: self.outcomes[k] for k in _EXPECT_OUTCOMES},
-            "not_exercised": self.unexercised,
-            "failures": {role: self.failed[role] for role in ROLES if self.failed[role]},
-        }
-        if self.verdicts:
-            out["verdicts"] = dict(sorted(self.verdicts.items()))
-            mean = sum(self.composites) / len(self.composites) if self.composites else None
-            out["mean_composite"] = None if mean is None else round(mean, 2)
-        return out
-
-
-_EXPECT_OUTCOMES = ("met", "not_met", "not_exercised", "unstated")
-
-
-def _expect_outcome(expect: dict[str, Any] | None) -> str:
-    if expect is None:
-        return "unstated"
-    if expect.get("not_exercised") is not None:
-        return "not_exercised"
-    return "met" if expect.get("met") else "not_met"
 
 
 def _cases(store: Store, run_id: str) -> tuple[RunSummary, list[View]]:
@@ -310,10 +277,12 @@ def run_view(store: Store, run_id: str, judgement_set: str = "") -> View:
 
 
 def run_charts(runs: list[View]) -> dict[str, dict[str, Any]]:
-    """The four charts over one or more run views (the comparison draws several runs)."""
+    """The four charts over one or more run views (the comparison draws several runs), each
+    run labelled by its agent and id."""
+    label = charts.run_labels([(r["header"]["run_id"], r["header"]["agent"]) for r in runs])
     calls = [
         {
-            "run": r["header"]["run_id"],
+            "run": label[r["header"]["run_id"]],
             "conversation": c["id"],
             "scenario": c["scenario_id"],
             "composite": c["composite"],
@@ -322,13 +291,13 @@ def run_charts(runs: list[View]) -> dict[str, dict[str, Any]]:
         for c in r["conversations"]
     ]
     criteria = [
-        {"run": r["header"]["run_id"], "criterion": c["name"], "mean": c["mean"]}
+        {"run": label[r["header"]["run_id"]], "criterion": c["name"], "mean": c["mean"]}
         for r in runs
         for c in r["criteria"]
     ]
     probes = [
         {
-            "run": r["header"]["run_id"],
+            "run": label[r["header"]["run_id"]],
             "probe": p["id"],
             "compliance": p["compliance"],
             "ci_low": p["ci_low"],

@@ -1,6 +1,7 @@
 """The local web app over the stored runs: `create_app(settings)` (docs/web.md).
 
-Routes (GET unless said; every form also carries the hidden field `csrf`):
+Routes (GET unless said, and HEAD wherever GET is; every form also carries the hidden
+field `csrf`):
 
 - `/`: runs list. Filters `form[data-testid=run-filters]`, GET params `agent`, `suite`,
   `status`, `rubric`; a checkbox `run` (value: the run id) per row and
@@ -47,6 +48,7 @@ from polygon_voice.model.persona import Outcome, PersonaType
 from polygon_voice.store import RUN_STATUSES, RunRecord, Store, StoreError
 from polygon_voice.web import personas as persona_data
 from polygon_voice.web import prompts as prompt_files
+from polygon_voice.web.head import HeadAsGet
 from polygon_voice.web.pages import LINKS, STATIC, message_page, page
 from polygon_voice.web.security import SECURITY_HEADERS, check_csrf, make_guard
 from polygon_voice.web.settings import WebSettings
@@ -112,6 +114,8 @@ def create_app(settings: WebSettings) -> FastAPI:
         return message_page(status, title, message)
 
     app.middleware("http")(make_guard(settings, refuse))
+    # Added last, so outermost: a HEAD request is a GET by the time the checks see it.
+    app.add_middleware(HeadAsGet)
     _error_pages(app, settings)
     app.mount("/static/app", StaticFiles(directory=STATIC), name="app-static")
     app.mount("/static", StaticFiles(directory=REPORT_ASSETS, check_dir=False), name="static")
@@ -203,6 +207,17 @@ def _run_id(store: Store, key: str) -> str:
     return _found(store, lambda: store.get_run(key)).id
 
 
+def _check_set(store: Store, run_id: str, judgement_set: str) -> None:
+    """A 404 naming the run's sets when `?set=` is not one of them: rendered, a mistyped
+    name would show the run as if it had never been judged."""
+    if not judgement_set:
+        return
+    names = _found(store, lambda: store.stage_result_names(run_id, "judge"))
+    if judgement_set not in names:
+        known = ", ".join(repr(name) for name in names if name) or "none besides its own"
+        raise PageNotFound(f"run {run_id} has no judgement set {judgement_set!r} (it has: {known})")
+
+
 def _run_routes(app: FastAPI, settings: WebSettings, stores: _Stores) -> None:
     @app.get("/")
     def runs_list(agent: str = "", suite: str = "", status: str = "", rubric: str = "") -> Response:
@@ -240,6 +255,7 @@ def _run_routes(app: FastAPI, settings: WebSettings, stores: _Stores) -> None:
 
         store = stores.get()
         record = _found(store, lambda: store.get_run(run_id))
+        _check_set(store, record.id, judgement_set)
         view = _found(store, lambda: run_view(store, record.id, judgement_set))
         return page("app_run.html.j2", **_context(settings, "runs", run=view, record=record))
 
@@ -253,6 +269,7 @@ def _run_routes(app: FastAPI, settings: WebSettings, stores: _Stores) -> None:
 
         store = stores.get()
         record = _found(store, lambda: store.get_run(run_id))
+        _check_set(store, record.id, judgement_set)
         view = _found(
             store, lambda: conversation_view(store, record.id, conversation_id, judgement_set)
         )
@@ -271,6 +288,8 @@ def _run_routes(app: FastAPI, settings: WebSettings, stores: _Stores) -> None:
         store = stores.get()
         given = list(dict.fromkeys(r.strip() for r in run or () if r.strip()))
         run_ids = list(dict.fromkeys(_run_id(store, key) for key in given))
+        for run_id in run_ids:
+            _check_set(store, run_id, judgement_set)
         try:
             view = comparison_view(store, run_ids, judgement_set)
         except ComparisonRefused as exc:
@@ -408,7 +427,8 @@ def _prompt_routes(app: FastAPI, settings: WebSettings, stores: _Stores) -> None
                 settings, store, prompt, saved or "", notice="Saved.", error=error, saved_text=saved
             )
         if action != "lint":
-            raise PageNotFound(f"unknown action {action!r}: the editor's buttons send lint or save")
+            message = f"unknown action {action!r}: the editor's buttons send lint or save"
+            return message_page(400, "Bad request", message, settings.csrf_token)
         notice = "Linted; not saved."
         return _editor(
             settings, store, prompt, text, notice=notice, error=read_error, saved_text=original
@@ -477,7 +497,9 @@ def _persona_routes(app: FastAPI, settings: WebSettings, stores: _Stores) -> Non
         calls = _found(store, lambda: persona_data.played_calls(store, record))
         return page(
             "app_persona.html.j2",
-            **_context(settings, "personas", row=row, record=record, calls=calls),
+            **_context(
+                settings, "personas", row=row, record=record, calls=calls, max_note=MAX_NOTE_CHARS
+            ),
         )
 
     @app.post("/personas/{persona_id}/realism")

@@ -52,7 +52,12 @@
 
   // A link to a turn inside a closed <details> opens it, so the turn can be seen.
   function openTarget() {
-    var id = decodeURIComponent(window.location.hash.slice(1));
+    var id;
+    try {
+      id = decodeURIComponent(window.location.hash.slice(1));
+    } catch (err) {
+      return; // a malformed %-escape in the address names no element
+    }
     var target = id ? document.getElementById(id) : null;
     for (var node = target; node; node = node.parentElement) {
       if (node.tagName === "DETAILS") {
