@@ -39,6 +39,10 @@ COMMANDS: dict[str, CommandEntry] = {
         "polygon_voice.cli.runs",
         "Run a suite against an agent; store every call; write report.json and transcripts.jsonl.",
     ),
+    "import": CommandEntry(
+        "polygon_voice.cli.imports",
+        "Import real calls (Vapi, Retell, LiveKit, OpenAI messages, CSV, ...) as a stored run.",
+    ),
     "demo": CommandEntry(
         "polygon_voice.cli.three_layer",
         "Run the built-in three-layer suite against both reference agents and compare them.",

@@ -1,0 +1,223 @@
+"""ImportedCall -> ConversationResult: an imported call stored like a simulated one.
+
+* Turns: `text` is what was said and `heard` the same text (a real call has no separate
+  recognition record). Times come from the record; where it has none, a synthetic clock
+  places each turn after the previous one at a speaking pace, and the `import` trace entry
+  says `synthetic_clock: true`.
+* Tool calls: a lifecycle history built from what the record says (prepared and sent at the
+  call's start, completed or failed at its end); status `completed`, or `failed` with the
+  error text when the record says the tool failed.
+* The end: the source's `ended_reason` mapped to an EndReason where the meaning is clear,
+  else `caller_hangup`; the original text is kept as the end's message.
+* Everything else (call metadata, unmapped turn and tool fields, the source format, the call's
+  start time) is kept in the first trace entry, of kind `import`, which survives the store's
+  round trip like any trace entry.
+* Polygon's own records come back exactly as they were stored.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from polygon_voice.imports.base import ImportedCall, ImportedToolCall, ImportedTurn
+from polygon_voice.imports.formats.polygon import POLYGON_CONVERSATION
+from polygon_voice.model import (
+    CallEnd,
+    CallStatus,
+    ConversationResult,
+    EndReason,
+    Speaker,
+    StatusChange,
+    ToolCall,
+    TraceEntry,
+    Turn,
+)
+from polygon_voice.model.events import ToolErrorKind
+
+IMPORT_TRACE_KIND = "import"
+DEFAULT_LANGUAGE = "en"
+DEFAULT_END = EndReason.CALLER_HANGUP
+# The synthetic clock: a turn lasts this long per word (about 150 words a minute), at least
+# MIN_TURN seconds, and the next one starts GAP seconds after it.
+SECONDS_PER_WORD = 0.4
+MIN_TURN = 0.6
+GAP = 0.3
+
+# Checked in order: the first pattern found in the normalised reason wins.
+_END_PATTERNS: tuple[tuple[str, EndReason], ...] = (
+    (r"transfer|forward", EndReason.TRANSFERRED),
+    (r"error|fail|crash|exception|unavailable", EndReason.ERROR),
+    (r"(customer|caller|user|client|inactivity|voicemail).*(hang|end|left|disconnect)|"
+     r"(hang|end|left|disconnect).*(customer|caller|user|client)", EndReason.CALLER_HANGUP),
+    (r"(assistant|agent|bot|ai).*(hang|end|disconnect)|"
+     r"(hang|end|disconnect).*(assistant|agent|bot)", EndReason.AGENT_HANGUP),
+    (r"max.?(turn|message)", EndReason.TURN_LIMIT),
+)  # fmt: skip
+
+
+def end_reason(text: str | None) -> EndReason:
+    """The EndReason a source's free-text ended reason means; DEFAULT_END when unclear."""
+    if not text:
+        return DEFAULT_END
+    key = re.sub(r"[^a-z]+", "-", text.casefold())
+    if key.strip("-") in {value.value.replace("_", "-") for value in EndReason}:
+        return EndReason(key.strip("-").replace("-", "_"))
+    for pattern, reason in _END_PATTERNS:
+        if re.search(pattern, key):
+            return reason
+    return DEFAULT_END
+
+
+def to_conversation(call: ImportedCall, scenario_id: str | None = None) -> ConversationResult:
+    """The stored form of an imported call; `scenario_id` defaults to the call id."""
+    original = call.metadata.get(POLYGON_CONVERSATION)
+    if isinstance(original, ConversationResult):
+        return original
+    turns, synthetic = _turns(call.turns)
+    tools = _tool_calls(call.tool_calls, turns)
+    last = max([t.end for t in turns] + [_tool_end(c) for c in tools] + [0.0])
+    end_time = max(call.duration, last) if call.duration is not None else last
+    end = CallEnd(
+        reason=end_reason(call.ended_reason), time=end_time, message=call.ended_reason or ""
+    )
+    entry = TraceEntry(
+        seq=0,
+        time=0.0,
+        source="engine",
+        kind=IMPORT_TRACE_KIND,
+        data=_import_data(call, synthetic),
+    )
+    return ConversationResult(
+        id=call.call_id,
+        scenario_id=scenario_id or call.call_id,
+        seed=0,
+        language=call.language or DEFAULT_LANGUAGE,
+        end=end,
+        turns=turns,
+        tool_calls=tools,
+        state_updates=[],
+        backend_writes=[],
+        trace=[entry],
+    )
+
+
+def import_entry(result: ConversationResult) -> dict[str, Any] | None:
+    """The `import` trace entry's data of a stored conversation, if it was imported."""
+    for entry in result.trace:
+        if entry.kind == IMPORT_TRACE_KIND:
+            return entry.data
+    return None
+
+
+def _turns(imported: list[ImportedTurn]) -> tuple[list[Turn], bool]:
+    turns: list[Turn] = []
+    clock = 0.0
+    synthetic = False
+    for index, turn in enumerate(imported):
+        start = turn.start
+        if start is None:
+            synthetic = True
+            start = clock
+        end = turn.end
+        if end is None or end < start:
+            synthetic = synthetic or end is None
+            end = start + max(MIN_TURN, SECONDS_PER_WORD * len(turn.text.split()))
+        clock = max(clock, end + GAP)
+        speaker = Speaker.AGENT if turn.speaker == "agent" else Speaker.CALLER
+        turns.append(
+            Turn(
+                index=index,
+                speaker=speaker,
+                text=turn.text,
+                heard=turn.text,
+                start=start,
+                end=end,
+                interrupted=turn.interrupted,
+                barge_in=_barge_in(imported, index),
+            )
+        )
+    return turns, synthetic
+
+
+def _barge_in(turns: list[ImportedTurn], index: int) -> bool:
+    """A turn that cut off the one before it (the other side's turn marked interrupted)."""
+    if index == 0:
+        return False
+    before = turns[index - 1]
+    return before.interrupted and before.speaker != turns[index].speaker
+
+
+def _tool_calls(imported: list[ImportedToolCall], turns: list[Turn]) -> list[ToolCall]:
+    counts: dict[str, int] = {}
+    calls: list[ToolCall] = []
+    for call in imported:
+        counts[call.tool] = counts.get(call.tool, 0) + 1
+        start = call.start if call.start is not None else _after_turn_time(call, turns)
+        end = call.end if call.end is not None and call.end >= start else start
+        status = CallStatus.FAILED if call.error is not None else CallStatus.COMPLETED
+        history = [
+            StatusChange(status=CallStatus.PREPARED, time=start),
+            StatusChange(status=CallStatus.SENT, time=start),
+            StatusChange(status=status, time=end),
+        ]
+        calls.append(
+            ToolCall(
+                call_id=call.call_id,
+                tool=call.tool,
+                args=call.args,
+                status=status,
+                history=history,
+                result=call.result,
+                error=_error_kind(call.error),
+                error_message=call.error or "",
+                number=counts[call.tool],
+            )
+        )
+    return calls
+
+
+def _after_turn_time(call: ImportedToolCall, turns: list[Turn]) -> float:
+    if call.after_turn is not None and 0 <= call.after_turn < len(turns):
+        return turns[call.after_turn].end
+    return 0.0
+
+
+def _tool_end(call: ToolCall) -> float:
+    return call.history[-1].time if call.history else 0.0
+
+
+def _error_kind(error: str | None) -> ToolErrorKind | None:
+    if error is None:
+        return None
+    key = error.casefold()
+    if "timeout" in key or "timed out" in key:
+        return ToolErrorKind.TIMEOUT
+    if "not found" in key or "404" in key:
+        return ToolErrorKind.NOT_FOUND
+    if "invalid" in key and "arg" in key:
+        return ToolErrorKind.INVALID_ARGUMENTS
+    return ToolErrorKind.HTTP_500
+
+
+def _import_data(call: ImportedCall, synthetic: bool) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "source_format": call.source_format,
+        "call_id": call.call_id,
+        "synthetic_clock": synthetic,
+    }
+    if call.started_at is not None:
+        data["started_at"] = call.started_at.isoformat()
+    if call.duration is not None:
+        data["duration"] = call.duration
+    if call.ended_reason is not None:
+        data["ended_reason"] = call.ended_reason
+    if call.metadata:
+        data["metadata"] = call.metadata
+    turn_extra = {str(i): t.extra for i, t in enumerate(call.turns) if t.extra}
+    if turn_extra:
+        data["turn_extra"] = turn_extra
+    tool_extra = {c.call_id: c.extra for c in call.tool_calls if c.extra}
+    if tool_extra:
+        data["tool_extra"] = tool_extra
+    return data

@@ -1,0 +1,204 @@
+"""Small pieces shared by the parsers of vendor call logs (Vapi, Retell, LiveKit, ElevenLabs,
+Twilio, Deepgram): checked access to list items, unmapped fields kept, tool calls joined to their
+results, and barge-in inferred from overlapping speech.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Self
+
+from polygon_voice.imports.base import (
+    MAX_TOOL_CALLS,
+    MAX_TURNS,
+    ImportedCall,
+    ImportedToolCall,
+    ImportedTurn,
+    RecordError,
+    expect_type,
+    join_path,
+    json_result,
+    show,
+)
+
+# A list of turns and tool events longer than this is refused before it is walked.
+MAX_ITEMS = MAX_TURNS + 2 * MAX_TOOL_CALLS
+
+# Speech that starts this long before the other side stopped counts as a barge-in, not jitter.
+OVERLAP_SECONDS = 0.05
+
+
+def as_object(value: object, where: str) -> dict[str, Any]:
+    """`value` as a JSON object, else a RecordError naming `where`."""
+    return expect_type(value, dict, where)
+
+
+def item_list(value: object, where: str) -> list[Any]:
+    """A list of transcript items, refused when it is longer than any real call."""
+    items = expect_type(value, list, where)
+    if len(items) > MAX_ITEMS:
+        raise RecordError(where, f"{len(items)} items; the limit is {MAX_ITEMS}")
+    return items
+
+
+def objects(value: object, where: str) -> Iterable[tuple[str, dict[str, Any]]]:
+    """Each item of a list of objects with its path (`where[3]`); a non-object item is an error."""
+    for index, item in enumerate(item_list(value, where)):
+        path = join_path(where, index)
+        yield path, as_object(item, path)
+
+
+def text(value: object, where: str) -> str:
+    """Spoken text: a string, or empty when absent or null."""
+    if value is None:
+        return ""
+    return expect_type(value, str, where)
+
+
+def required_text(value: object, where: str) -> str:
+    """A string the record must carry (a role, a type): missing or null is an error."""
+    if value is None:
+        raise RecordError(where, "missing")
+    return expect_type(value, str, where)
+
+
+def identifier(value: object, where: str) -> str:
+    """An id given as a string or an integer; anything else (or nothing) is an error."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if value is None:
+        raise RecordError(where, "missing")
+    ident = expect_type(value, str, where)
+    if not ident:
+        raise RecordError(where, "expected a non-empty id, got an empty string")
+    return ident
+
+
+def flag(value: object, where: str) -> bool:
+    """A boolean, False when absent."""
+    if value is None:
+        return False
+    return expect_type(value, bool, where)
+
+
+def unmapped(obj: Mapping[str, Any], mapped: Iterable[str]) -> dict[str, Any]:
+    """The fields of `obj` the parser did not map, kept as they are."""
+    skip = set(mapped)
+    return {key: value for key, value in obj.items() if key not in skip}
+
+
+def content_id(prefix: str, record: object) -> str:
+    """A stable id for a record that carries none: a digest of its content."""
+    try:
+        data = json.dumps(record, sort_keys=True, default=str).encode()
+    except (TypeError, ValueError, RecursionError):
+        data = show(record, 10_000).encode()
+    return f"{prefix}-{hashlib.sha256(data).hexdigest()[:16]}"
+
+
+def last_turn(turns: list[ImportedTurn]) -> int | None:
+    """The index of the latest turn, the one a tool call made now comes after."""
+    return len(turns) - 1 if turns else None
+
+
+def result_error(result: Any) -> str | None:
+    """The failure a tool reported inside a result that its flag called a success.
+
+    Some systems (Retell) mark a call successful when it returned at all, even when the answer
+    is `{"error": "..."}`: the content is what counts.
+    """
+    if isinstance(result, dict):
+        error = result.get("error")
+        if error not in (None, "", False):
+            return error if isinstance(error, str) else show(error, 500)
+    return None
+
+
+class ToolJoin:
+    """Tool calls in the order they were made, each joined to its result by the call's id."""
+
+    def __init__(self) -> None:
+        self.calls: list[ImportedToolCall] = []
+        self._by_id: dict[str, ImportedToolCall] = {}
+
+    def call(self, tool_call: ImportedToolCall, where: str) -> None:
+        if len(self.calls) >= MAX_TOOL_CALLS:
+            raise RecordError(where, f"more than {MAX_TOOL_CALLS} tool calls")
+        self.calls.append(tool_call)
+        self._by_id.setdefault(tool_call.call_id, tool_call)
+
+    def result(
+        self,
+        call_id: str,
+        tool: str,
+        raw_result: object,
+        where: str,
+        *,
+        after_turn: int | None,
+    ) -> ImportedToolCall:
+        """The call with this id, given its result; a result with no call becomes a call of its
+        own (marked `orphan_result`), so nothing the tool said is lost."""
+        tool_call = self._by_id.get(call_id)
+        if tool_call is None or tool_call.extra.get("has_result"):
+            tool_call = ImportedToolCall(call_id=call_id, tool=tool, args={}, after_turn=after_turn)
+            tool_call.extra["orphan_result"] = True
+            self.call(tool_call, where)
+        tool_call.result = json_result(raw_result)
+        tool_call.extra["has_result"] = True
+        return tool_call
+
+    def finished(self) -> list[ImportedToolCall]:
+        for tool_call in self.calls:
+            tool_call.extra.pop("has_result", None)
+        return self.calls
+
+
+def mark_overlaps(turns: list[ImportedTurn]) -> None:
+    """A turn the other side started talking over is interrupted (barge-in).
+
+    Used for sources with per-turn times but no interruption marker; the inference is noted in
+    the turn's `extra` so it can be told from a marker the source set itself.
+    """
+    for current, following in itertools.pairwise(turns):
+        if current.interrupted or current.speaker == following.speaker:
+            continue
+        if current.end is None or following.start is None:
+            continue
+        if following.start < current.end - OVERLAP_SECONDS:
+            current.interrupted = True
+            current.extra["interrupted_by"] = "overlapping speech"
+
+
+@dataclass(frozen=True)
+class ChannelFormat:
+    """A format whose records tell the two sides apart only by a channel or speaker number
+    (Twilio, Deepgram): which number is the agent's is a setting, `--agent-label N`."""
+
+    name: str
+    description: str
+    agent_channel: int
+    detector: Callable[[object], bool]
+    parser: Callable[[object, int], ImportedCall]
+
+    def detect(self, record: object) -> bool:
+        return self.detector(record)
+
+    def parse(self, record: object) -> ImportedCall:
+        return self.parser(record, self.agent_channel)
+
+    def with_agent_channel(self, channel: int) -> Self:
+        """The same format with another channel (or speaker) number taken as the agent's."""
+        return dataclasses.replace(self, agent_channel=channel)
+
+    def with_agent_label(self, label: str | None) -> Self:
+        """`--agent-label N`: a number names the agent's channel; any other label is for the
+        formats that name speakers (csv, lines), so this format stays as it is."""
+        try:
+            return self.with_agent_channel(int((label or "").strip()))
+        except ValueError:
+            return self

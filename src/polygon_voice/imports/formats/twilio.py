@@ -1,0 +1,144 @@
+"""Twilio Conversational Intelligence: the transcript sentences of
+`GET https://intelligence.twilio.com/v2/Transcripts/{TranscriptSid}/Sentences` (the API page
+`{"sentences": [...], "meta": {...}}`, or a bare list of sentences).
+
+There are no roles and no tools: the `media_channel` of each sentence says who spoke, and
+Polygon maps one channel to the agent and every other channel to the caller. The default agent
+channel is 1 (the channel the agent's greeting is on in Twilio's documented example); pass
+another with `parse(record, agent_channel=2)` or `FORMAT.with_agent_channel(2)`.
+`start_time` / `end_time` are seconds from the transcript's start (numbers or numeric text).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from polygon_voice.imports.base import (
+    ImportedCall,
+    ImportedTurn,
+    check_counts,
+    expect_type,
+    join_path,
+    optional_seconds,
+)
+from polygon_voice.imports.formats._vendor import (
+    ChannelFormat,
+    content_id,
+    identifier,
+    mark_overlaps,
+    objects,
+    text,
+    unmapped,
+)
+
+NAME = "twilio"
+DEFAULT_AGENT_CHANNEL = 1
+SENTENCE_KEYS = ("media_channel", "transcript")
+ID_KEYS = ("transcript_sid", "TranscriptSid")
+# The page's own address names the transcript: .../v2/Transcripts/GT.../Sentences
+SID_IN_URL = re.compile(r"/Transcripts/(GT[0-9A-Za-z]+)")
+
+
+def detect(record: object) -> bool:
+    if isinstance(record, dict):
+        sentences = record.get("sentences")
+        if not isinstance(sentences, list):
+            return False
+        return not sentences or _looks_like_sentence(sentences[0])
+    return isinstance(record, list) and bool(record) and _looks_like_sentence(record[0])
+
+
+def _looks_like_sentence(item: object) -> bool:
+    return isinstance(item, dict) and all(key in item for key in SENTENCE_KEYS)
+
+
+def parse(record: object, agent_channel: int = DEFAULT_AGENT_CHANNEL) -> ImportedCall:
+    page: dict[str, Any] = {}
+    raw: object = record
+    sentences_path = "(record)"
+    if not isinstance(record, list):
+        page = expect_type(record, dict, "(record)")
+        sentences_path, raw = "sentences", page.get("sentences")
+    sentences = list(objects(raw, sentences_path))
+    sentences.sort(key=_order)
+    turns = [_turn(sentence, where, agent_channel) for where, sentence in sentences]
+    mark_overlaps(turns)
+    metadata = unmapped(page, ["sentences"])
+    metadata["agent_channel"] = agent_channel
+    ends = [turn.end for turn in turns if turn.end is not None]
+    return check_counts(
+        ImportedCall(
+            call_id=_call_id(page, sentences, record),
+            source_format=NAME,
+            turns=turns,
+            duration=max(ends) if ends else None,
+            metadata=metadata,
+        )
+    )
+
+
+def _order(entry: tuple[str, dict[str, Any]]) -> tuple[float, float]:
+    """Sentences in `sentence_index` order (the API's), else by start time; never raises."""
+    sentence = entry[1]
+    return (
+        _number_or_inf(sentence.get("sentence_index")),
+        _number_or_inf(sentence.get("start_time")),
+    )
+
+
+def _number_or_inf(value: object) -> float:
+    if isinstance(value, bool):
+        return float("inf")
+    if isinstance(value, (int, float, str)):
+        try:
+            number = float(value)
+        except ValueError:
+            return float("inf")
+        return number if number == number else float("inf")  # NaN sorts last
+    return float("inf")
+
+
+def _call_id(
+    page: dict[str, Any], sentences: list[tuple[str, dict[str, Any]]], record: object
+) -> str:
+    """The transcript's sid (on the page, its first sentence or in the page's `meta.url`);
+    else a digest of the record."""
+    sources = [("", page)]
+    if sentences:
+        sources.append(sentences[0])
+    for where, source in sources:
+        for key in ID_KEYS:
+            if source.get(key) not in (None, ""):
+                return identifier(source[key], join_path(where, key))
+    meta = page.get("meta")
+    url = meta.get("url") if isinstance(meta, dict) else None
+    found = SID_IN_URL.search(url) if isinstance(url, str) else None
+    return found.group(1) if found else content_id(NAME, record)
+
+
+def _turn(sentence: dict[str, Any], where: str, agent_channel: int) -> ImportedTurn:
+    channel = _channel(sentence.get("media_channel"), join_path(where, "media_channel"))
+    return ImportedTurn(
+        speaker="agent" if channel == agent_channel else "caller",
+        text=text(sentence.get("transcript"), join_path(where, "transcript")),
+        start=optional_seconds(sentence.get("start_time"), join_path(where, "start_time")),
+        end=optional_seconds(sentence.get("end_time"), join_path(where, "end_time")),
+        extra=unmapped(sentence, ["transcript", "start_time", "end_time"]),
+    )
+
+
+def _channel(value: object, where: str) -> int:
+    """A channel number, also accepted as digits in text."""
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return expect_type(value, int, where)
+
+
+FORMAT = ChannelFormat(
+    NAME,
+    "Twilio Conversational Intelligence transcript sentences (by media channel)",
+    DEFAULT_AGENT_CHANNEL,
+    detect,
+    parse,
+)

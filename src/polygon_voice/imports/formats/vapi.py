@@ -1,0 +1,252 @@
+"""Vapi: the `end-of-call-report` server message (bare or in its `{"message": …}` webhook
+envelope) and the call object of `GET /call/:id`, both carrying `artifact.messages`.
+
+Roles: `user` is the caller, `bot` (older payloads: `assistant`) the agent, `system` the prompt,
+`tool_calls` / `tool_call_result` the tools, joined by `toolCalls[].id == toolCallId`. Units:
+`secondsFromStart` is seconds from the call's start, `duration` milliseconds, `time` / `endTime`
+epoch milliseconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, TypeGuard
+
+from polygon_voice.imports.base import (
+    ImportedCall,
+    ImportedToolCall,
+    ImportedTurn,
+    check_counts,
+    join_path,
+    json_args,
+    optional_seconds,
+    timestamp,
+)
+from polygon_voice.imports.formats._vendor import (
+    ToolJoin,
+    as_object,
+    identifier,
+    last_turn,
+    mark_overlaps,
+    objects,
+    required_text,
+    text,
+    unmapped,
+)
+
+NAME = "vapi"
+END_OF_CALL = "end-of-call-report"
+SPEAKERS = {"user": "caller", "bot": "agent", "assistant": "agent"}
+
+
+def detect(record: object) -> bool:
+    if not isinstance(record, dict):
+        return False
+    message = record.get("message")
+    if isinstance(message, dict) and message.get("type") == END_OF_CALL:
+        return True
+    if record.get("type") == END_OF_CALL:
+        return True
+    artifact = record.get("artifact")
+    return isinstance(artifact, dict) and isinstance(artifact.get("messages"), list)
+
+
+def parse(record: object) -> ImportedCall:
+    top = as_object(record, "(record)")
+    report, base = top, ""
+    envelope: dict[str, Any] = {}
+    if isinstance(top.get("message"), dict) and top["message"].get("type") == END_OF_CALL:
+        report, base = top["message"], "message"
+        envelope = unmapped(top, ["message"])
+    call = _call_object(report, base)
+    call_id = identifier(call.get("id"), join_path(_call_path(report, base), "id"))
+    artifact_path = join_path(base, "artifact")
+    artifact = as_object(report.get("artifact"), artifact_path)
+    history = _History()
+    messages_path = join_path(artifact_path, "messages")
+    for where, message in objects(artifact.get("messages"), messages_path):
+        history.add(message, where)
+    mark_overlaps(history.turns)
+    metadata = unmapped(report, ["artifact"])
+    metadata["artifact"] = unmapped(artifact, ["messages"])
+    if history.system:
+        metadata["system_messages"] = history.system
+    if history.other:
+        metadata["other_messages"] = history.other
+    if envelope:
+        metadata["envelope"] = envelope
+    started_at, duration = _times(report, call, base)
+    if started_at is None:
+        started_at = _epoch_start(artifact["messages"])
+    return check_counts(
+        ImportedCall(
+            call_id=call_id,
+            source_format=NAME,
+            turns=history.turns,
+            tool_calls=history.tools.finished(),
+            started_at=started_at,
+            duration=duration,
+            ended_reason=_ended_reason(report, call, base),
+            metadata=metadata,
+        )
+    )
+
+
+def _call_object(report: dict[str, Any], base: str) -> dict[str, Any]:
+    """The call: `call` inside a report, the record itself for a bare call object."""
+    if report.get("type") == END_OF_CALL or "call" in report:
+        return as_object(report.get("call"), join_path(base, "call"))
+    return report
+
+
+def _call_path(report: dict[str, Any], base: str) -> str:
+    return (
+        join_path(base, "call") if report.get("type") == END_OF_CALL or "call" in report else base
+    )
+
+
+def _times(
+    report: dict[str, Any], call: dict[str, Any], base: str
+) -> tuple[datetime | None, float | None]:
+    """Start time and duration from `startedAt` / `endedAt` (on the report or its call)."""
+    source, path = (report, base) if "startedAt" in report else (call, _call_path(report, base))
+    started_raw, ended_raw = source.get("startedAt"), source.get("endedAt")
+    started = None if started_raw is None else timestamp(started_raw, join_path(path, "startedAt"))
+    ended = None if ended_raw is None else timestamp(ended_raw, join_path(path, "endedAt"))
+    if started is None or ended is None:
+        return started, None
+    try:
+        return started, max(0.0, (ended - started).total_seconds())
+    except TypeError:  # one time has a zone, the other not: keep the start only
+        return started, None
+
+
+def _epoch_start(messages: list[Any]) -> datetime | None:
+    """The call's start from the first message's epoch `time` less its `secondsFromStart`,
+    for a report without `startedAt` (the messages were checked by then)."""
+    for message in messages:
+        moment, offset = message.get("time"), message.get("secondsFromStart")
+        if _is_number(moment) and _is_number(offset):
+            try:
+                return datetime.fromtimestamp(moment / 1000.0 - offset, tz=UTC)
+            except (OverflowError, OSError, ValueError):
+                return None
+    return None
+
+
+def _is_number(value: object) -> TypeGuard[float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _ended_reason(report: dict[str, Any], call: dict[str, Any], base: str) -> str | None:
+    for source, path in ((report, base), (call, _call_path(report, base))):
+        if source.get("endedReason") is not None:
+            return text(source["endedReason"], join_path(path, "endedReason"))
+    return None
+
+
+class _History:
+    """The messages walked in order into turns and tool calls."""
+
+    def __init__(self) -> None:
+        self.turns: list[ImportedTurn] = []
+        self.tools = ToolJoin()
+        self.system: list[dict[str, Any]] = []
+        self.other: list[dict[str, Any]] = []
+
+    def add(self, message: dict[str, Any], where: str) -> None:
+        role = required_text(message.get("role"), join_path(where, "role"))
+        if role in SPEAKERS:
+            self.turns.append(_turn(message, where, role))
+        elif role == "tool_calls":
+            self._tool_calls(message, where)
+        elif role == "tool_call_result":
+            self._tool_result(message, where)
+        elif role == "system":
+            self.system.append(message)
+        else:  # a role this parser does not know: kept, with its place in the call
+            self.other.append({"after_turn": last_turn(self.turns), "message": message})
+
+    def _tool_calls(self, message: dict[str, Any], where: str) -> None:
+        start = optional_seconds(
+            message.get("secondsFromStart"), join_path(where, "secondsFromStart")
+        )
+        shared = unmapped(message, ["role", "toolCalls", "secondsFromStart"])
+        calls_path = join_path(where, "toolCalls")
+        for call_where, call in objects(message.get("toolCalls"), calls_path):
+            function = as_object(call.get("function"), join_path(call_where, "function"))
+            function_path = join_path(call_where, "function")
+            extra = unmapped(call, ["id", "function"])
+            extra.update(unmapped(function, ["name", "arguments"]))
+            if shared:
+                extra["message"] = shared
+            self.tools.call(
+                ImportedToolCall(
+                    call_id=identifier(call.get("id"), join_path(call_where, "id")),
+                    tool=identifier(function.get("name"), join_path(function_path, "name")),
+                    args=json_args(
+                        function.get("arguments"), join_path(function_path, "arguments")
+                    ),
+                    start=start,
+                    after_turn=last_turn(self.turns),
+                    extra=extra,
+                ),
+                call_where,
+            )
+
+    def _tool_result(self, message: dict[str, Any], where: str) -> None:
+        call_id = identifier(message.get("toolCallId"), join_path(where, "toolCallId"))
+        name = message.get("name")
+        tool = text(name, join_path(where, "name")) or "unknown"
+        tool_call = self.tools.result(
+            call_id, tool, message.get("result"), where, after_turn=last_turn(self.turns)
+        )
+        tool_call.end = optional_seconds(
+            message.get("secondsFromStart"), join_path(where, "secondsFromStart")
+        )
+        kept = unmapped(message, ["role", "toolCallId", "name", "result", "secondsFromStart"])
+        if kept:
+            tool_call.extra["result_message"] = kept
+
+
+def _turn(message: dict[str, Any], where: str, role: str) -> ImportedTurn:
+    start = optional_seconds(message.get("secondsFromStart"), join_path(where, "secondsFromStart"))
+    length = optional_seconds(message.get("duration"), join_path(where, "duration"), "ms")
+    if length is None:
+        length = _epoch_length(message, where)
+    end = None if start is None or length is None else start + length
+    extra = unmapped(message, ["role", "message", "secondsFromStart"])
+    if role == "assistant":
+        extra["role"] = role  # the older name for the agent, kept so the source reads true
+    return ImportedTurn(
+        speaker="caller" if SPEAKERS[role] == "caller" else "agent",
+        text=text(message.get("message"), join_path(where, "message")),
+        start=start,
+        end=end,
+        extra=extra,
+    )
+
+
+def _epoch_length(message: dict[str, Any], where: str) -> float | None:
+    """Speech length from epoch-millisecond `time` / `endTime`, when `duration` is absent."""
+    began = optional_seconds(message.get("time"), join_path(where, "time"), "ms")
+    ended = optional_seconds(message.get("endTime"), join_path(where, "endTime"), "ms")
+    if began is None or ended is None or ended < began:
+        return None
+    return ended - began
+
+
+@dataclass(frozen=True)
+class VapiFormat:
+    name: str = NAME
+    description: str = "Vapi end-of-call reports (webhook envelope or bare) and call objects"
+
+    def detect(self, record: object) -> bool:
+        return detect(record)
+
+    def parse(self, record: object) -> ImportedCall:
+        return parse(record)
+
+
+FORMAT = VapiFormat()
