@@ -65,3 +65,19 @@ def test_a_tarball_must_match_its_integrity(vendor_script: ModuleType) -> None:
     vendor_script.check_integrity(package, data, integrity)
     with pytest.raises(vendor_script.VendorError, match="does not match"):
         vendor_script.check_integrity(package, data + b"!", integrity)
+
+
+def test_vega_embed_reads_its_property_in_index_form(vendor_script: ModuleType) -> None:
+    name = vendor_script.EMBED_PROPERTY
+    dotted = f"if(n&&n!==i.{name})return o.{name};const x=a[0].{name}+b.{name}s"
+    rewritten = vendor_script.rewrite_embed(dotted)
+    # Each dotted read becomes an index read (the same in JavaScript); a longer name stays.
+    assert rewritten == (
+        f'if(n&&n!==i["{name}"])return o["{name}"];const x=a[0]["{name}"]+b.{name}s'
+    )
+    with pytest.raises(vendor_script.VendorError, match="package changed"):
+        vendor_script.rewrite_embed("const o=i.version;")
+    # The committed build is the rewritten one, and still holds all three reads.
+    embed = asset("vendor/vega-embed.min.js")
+    assert vendor_script.EMBED_DOTTED.search(embed) is None
+    assert embed.count(f'["{name}"]') >= 3
