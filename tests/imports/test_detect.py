@@ -51,3 +51,19 @@ def test_every_format_has_a_name_a_description_and_never_raises_in_detect() -> N
         assert fmt.description
         for value in (None, 1, "x", [], {}, [None], {"messages": None}, {"stage": "conversation"}):
             assert isinstance(fmt.detect(value), bool)
+
+
+def test_the_research_corpora_are_asked_before_the_generic_chat_shape() -> None:
+    names = format_names()
+    for name in ("taubench", "sgd", "taskmaster", "abcd"):
+        assert names.index(name) < names.index("openai")
+    # A tau-bench trajectory carries chat messages under `traj`: it is taubench, not openai.
+    trajectory = {"task_id": 3, "traj": CHAT, "reward": 1.0}
+    detector = Detector.for_name("auto")
+    assert detector.choose(trajectory).name == "taubench"
+    assert detector.choose({"dialogue_id": "1_1", "turns": []}).name == "sgd"
+    assert detector.choose({"conversation_id": "dlg-1", "utterances": []}).name == "taskmaster"
+    assert detector.choose({"convo_id": 1, "original": []}).name == "abcd"
+    assert detector.ambiguous == {}
+    # ElevenLabs' conversation has a conversation_id too, but a transcript, not utterances.
+    assert detector.choose({"conversation_id": "c1", "transcript": []}).name == "elevenlabs"

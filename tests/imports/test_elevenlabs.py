@@ -123,3 +123,33 @@ def test_fuzz_elevenlabs_like_json(record: object) -> None:
     parse_or_error(elevenlabs.parse, record)
     parse_or_error(elevenlabs.parse, {"conversation_id": "c", "transcript": [record]})
     parse_or_error(elevenlabs.parse, {"type": "post_call_transcription", "data": record})
+
+
+def test_the_audio_webhook_is_recognised_and_has_nothing_to_import() -> None:
+    record = load("elevenlabs", "audio_webhook")
+    assert elevenlabs.detect(record)
+    call = elevenlabs.parse(record)
+    assert call.call_id == "conv_audio_1"
+    assert call.turns == []
+    assert call.tool_calls == []
+    assert "full_audio" not in call.metadata
+
+
+def test_the_audio_webhook_is_skipped_with_its_reason_not_failed(tmp_path: Any) -> None:
+    import json
+
+    from polygon_voice.imports.run import ImportOptions, import_calls
+    from polygon_voice.store import Store, resolve_db_url
+
+    path = tmp_path / "hooks.jsonl"
+    lines = [load("elevenlabs", "audio_webhook"), load("elevenlabs", "minimal")]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    store = Store(resolve_db_url(str(tmp_path / "e.db")))
+    try:
+        summary = import_calls(store, ImportOptions((str(path),)))
+    finally:
+        store.close()
+    assert (summary.imported, summary.failed) == (1, [])
+    [skip] = summary.skipped
+    assert skip.source == f"{path}:1"
+    assert skip.message == "call conv_audio_1: audio only: nothing to import"

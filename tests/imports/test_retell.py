@@ -139,3 +139,40 @@ def test_fuzz_retell_like_json(record: object) -> None:
     parse_or_error(retell.parse, record)
     parse_or_error(retell.parse, {"call_id": "c", "transcript_with_tool_calls": [record]})
     parse_or_error(retell.parse, {"event": "call_ended", "call": record})
+
+
+def test_a_v3_list_page_is_a_call_per_item() -> None:
+    page = load("retell", "list_page")
+    assert retell.FORMAT.detect(page)
+    parts = retell.FORMAT.split(page)
+    assert [label for label, _item in parts] == ["items[0]", "items[1]"]
+    calls = [retell.parse(item) for _label, item in parts]
+    assert [c.call_id for c in calls] == ["call_p1", "call_p2"]
+    assert calls[1].tool_calls[0].result == {"ok": True}
+    assert retell.FORMAT.split(load("retell", "minimal")) == [("", load("retell", "minimal"))]
+
+
+def test_a_list_page_given_whole_to_the_parser_says_to_import_its_items() -> None:
+    error = error_of(retell.parse, load("retell", "list_page"))
+    assert error.where == "items"
+
+
+def test_a_list_page_imports_each_call_and_names_a_bad_item(tmp_path: Any) -> None:
+    import json
+
+    from polygon_voice.imports.run import ImportOptions, import_calls
+    from polygon_voice.store import Store, resolve_db_url
+
+    page = load("retell", "list_page")
+    page["items"].append({"call_id": 5, "call_status": "ended", "transcript_object": "x"})
+    path = tmp_path / "page.json"
+    path.write_text(json.dumps(page))
+    store = Store(resolve_db_url(str(tmp_path / "p.db")))
+    try:
+        summary = import_calls(store, ImportOptions((str(path),)))
+    finally:
+        store.close()
+    assert summary.imported == 2
+    [failure] = summary.failed
+    assert failure.source == f"{path} (items[2])"
+    assert failure.where == "transcript_object"

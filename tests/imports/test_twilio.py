@@ -114,3 +114,70 @@ def test_agent_label_reaches_the_format_through_detection() -> None:
     record = load("twilio", "minimal")
     chosen = Detector.for_name("auto", agent_label="2").choose(record)
     assert [t.speaker for t in chosen.parse(record).turns] == ["caller", "agent"]
+
+
+def test_pages_of_one_transcript_are_one_call_in_sentence_order() -> None:
+    pages = load("twilio", "pages")
+    assert twilio.detect(pages)
+    call = twilio.parse(list(reversed(pages)))  # pages in any order: sentences sorted
+    assert call.call_id == "GT0pages"
+    assert [(t.speaker, t.text) for t in call.turns] == [
+        ("agent", "Thanks for calling."),
+        ("caller", "I need to move my visit."),
+        ("agent", "Sure, to which day?"),
+    ]
+    assert [p["meta"]["page"] for p in call.metadata["pages"]] == [1, 0]
+
+
+def test_a_page_fetched_twice_counts_its_sentences_once() -> None:
+    pages = load("twilio", "pages")
+    call = twilio.parse([*pages, pages[1]])
+    assert len(call.turns) == 3
+
+
+def test_a_page_of_another_transcript_is_an_error_naming_the_page() -> None:
+    pages = load("twilio", "pages")
+    pages[1]["meta"]["url"] = pages[1]["meta"]["url"].replace("GT0pages", "GT0other")
+    error = error_of(twilio.parse, pages)
+    assert error.where == "[1]"
+    assert "GT0other" in error.message
+
+
+def test_pages_of_several_transcripts_are_a_list_of_calls(tmp_path: Any) -> None:
+    import json
+
+    from polygon_voice.imports.run import ImportOptions, import_calls
+    from polygon_voice.store import Store, resolve_db_url
+
+    pages = load("twilio", "pages")
+    pages[1]["meta"]["url"] = pages[1]["meta"]["url"].replace("GT0pages", "GT0other")
+    assert not twilio.detect(pages)
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps(pages))
+    store = Store(resolve_db_url(str(tmp_path / "two.db")))
+    try:
+        summary = import_calls(store, ImportOptions((str(path),)))
+        assert summary.run_id is not None
+        ids = sorted(r.id for r in store.iter_conversations(summary.run_id))
+    finally:
+        store.close()
+    assert ids == ["GT0other", "GT0pages"]
+
+
+def test_a_file_of_pages_imports_as_one_call(tmp_path: Any) -> None:
+    import json
+
+    from polygon_voice.imports.run import ImportOptions, import_calls
+    from polygon_voice.store import Store, resolve_db_url
+
+    path = tmp_path / "pages.json"
+    path.write_text(json.dumps(load("twilio", "pages")))
+    store = Store(resolve_db_url(str(tmp_path / "t.db")))
+    try:
+        summary = import_calls(store, ImportOptions((str(path),)))
+        assert summary.run_id is not None
+        [stored] = list(store.iter_conversations(summary.run_id))
+    finally:
+        store.close()
+    assert (summary.imported, summary.failed) == (1, [])
+    assert [t.text for t in stored.turns][-1] == "Sure, to which day?"

@@ -118,3 +118,27 @@ def test_the_shipped_suites_name_only_what_they_declare() -> None:
         *sorted((root / "src" / "polygon_voice" / "suites").glob("*.yaml")),
     ]:
         load_suite(path)  # raises on an unknown reference
+
+
+def test_unknown_tools_and_arguments_in_exactly(tmp_path: Path) -> None:
+    error = error_of(
+        tmp_path,
+        """\
+  - id: a
+    expect:
+      tools:
+        exactly: [{tool: update_order, args: {order_id: "1", qty: 3}}]
+""",
+    )
+    assert error.field == "scenarios[0].expect.tools.exactly[0].args.qty"
+    assert "no argument 'qty'" in error.message
+    among = error_of(
+        tmp_path,
+        """\
+  - id: a
+    expect:
+      tools: {exactly: [], exactly_among: [greet, refund]}
+""",
+    )
+    assert among.field == "scenarios[0].expect.tools.exactly_among[1]"
+    assert "unknown tool 'refund'" in among.message

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     )
     from polygon_voice.api.events import RequestCounts, RunObserver, RunStarted
     from polygon_voice.api.rejudge import RejudgeOptions, rejudge_run
+    from polygon_voice.api.replay import ReplayOptions, ReplayResult, replay_run
     from polygon_voice.api.results import CallResult, ProbeSummary, RunResult
     from polygon_voice.api.run import open_store, run_suite, run_suite_async
     from polygon_voice.api.suites import builtin_suites, load_suite, select_scenarios
@@ -38,6 +39,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "polygon_voice.api.events": ("RequestCounts", "RunObserver", "RunStarted"),
     "polygon_voice.api.rejudge": ("RejudgeOptions", "rejudge_run"),
+    "polygon_voice.api.replay": ("ReplayOptions", "ReplayResult", "replay_run"),
     "polygon_voice.api.results": ("CallResult", "ProbeSummary", "RunResult"),
     "polygon_voice.api.run": ("open_store", "run_suite", "run_suite_async"),
     "polygon_voice.api.suites": ("builtin_suites", "load_suite", "select_scenarios"),
@@ -55,6 +57,8 @@ __all__ = [
     "PolygonError",
     "ProbeSummary",
     "RejudgeOptions",
+    "ReplayOptions",
+    "ReplayResult",
     "RequestCounts",
     "RoleFailure",
     "RunInterrupted",
@@ -67,6 +71,7 @@ __all__ = [
     "load_suite",
     "open_store",
     "rejudge_run",
+    "replay_run",
     "run_suite",
     "run_suite_async",
     "select_scenarios",

@@ -3,11 +3,16 @@
 The new judgements are a named set of stage `judge` beside the run's own (name ""), never in
 place of it: a verdict keeps the rubric version it was made under, so a rejudge under v2 of a
 v1 run adds a v2 set and the v1 verdicts stay as they were.
+
+An imported run (`polygon import`) has no suite file: each call's scenario is rebuilt from the
+stored call itself (imports/judging.py), its expectation from the stored `expect` stage or
+the `import` trace entry, and it is judged as a real call (`JudgeInput.real_call`).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,13 +25,15 @@ from polygon_voice.api.suites import IN_CODE, load_suite
 
 if TYPE_CHECKING:
     from polygon_voice.judge import Judging
-    from polygon_voice.model import Scenario, Suite
+    from polygon_voice.model import ConversationResult, Scenario, Suite
     from polygon_voice.model.judgement import Judgement
     from polygon_voice.runner import RunTally
     from polygon_voice.scenario import LoadedSuite
     from polygon_voice.store import RunRecord, Store
 
 JUDGE_STAGE = "judge"
+# A call's scenario and suite, and whether it is a real call; None: not in the suite.
+ScenarioOf = Callable[["ConversationResult"], "tuple[Scenario, Suite, bool] | None"]
 # Set names are shown in commands (`--judgement-set NAME`): printable, no spaces, bounded.
 MAX_SET_NAME = 64
 
@@ -86,7 +93,7 @@ def _rejudge(
     from polygon_voice.store import StoreError
 
     record = stored_run(store, run_id)
-    the_suite = _suite_of(store, record, suite)
+    scenario_of = _scenarios_of(store, record, suite)
     judging = judging_for(
         options.judge, options.rubric or DEFAULT_RUBRIC, options.judge_repeats, options.llm_config
     )
@@ -110,7 +117,7 @@ def _rejudge(
     )
     try:
         asyncio.run(
-            _judge_all(store, record, the_suite, judging, name, ids, options, tally, observer)
+            _judge_all(store, record, scenario_of, judging, name, ids, options, tally, observer)
         )
     except StoreError as exc:
         raise InputError(str(exc)) from None
@@ -184,6 +191,37 @@ def _preflight_judge(options: RejudgeOptions) -> None:
         raise SetupError(str(preflight.SetupError(problems)))
 
 
+def _scenarios_of(
+    store: Store, record: RunRecord, given: str | Path | Suite | LoadedSuite | None
+) -> ScenarioOf:
+    """Where each call's scenario comes from: the run's suite, or (an imported run, unless a
+    suite is given) the call itself."""
+    from polygon_voice.imports.run import is_imported
+
+    if given is None and is_imported(record.config):
+        return _imported_scenario(record)
+    suite = _suite_of(store, record, given)
+    scenarios = {scenario.id: scenario for scenario in suite.scenarios}
+
+    def of_suite(result: ConversationResult) -> tuple[Scenario, Suite, bool] | None:
+        scenario = scenarios.get(result.scenario_id)
+        return None if scenario is None else (scenario, suite, False)
+
+    return of_suite
+
+
+def _imported_scenario(record: RunRecord) -> ScenarioOf:
+    from polygon_voice.imports.judging import setup_for, stored_expect
+
+    phrases = [str(p) for p in record.config.get("forbidden_phrases") or ()]
+
+    def of_call(result: ConversationResult) -> tuple[Scenario, Suite, bool]:
+        setup = setup_for(result, stored_expect(result), record.suite, phrases)
+        return setup.scenario, setup.suite, True
+
+    return of_call
+
+
 def _suite_of(
     store: Store, record: RunRecord, given: str | Path | Suite | LoadedSuite | None
 ) -> Suite:
@@ -209,7 +247,7 @@ def _suite_of(
 async def _judge_all(
     store: Store,
     record: RunRecord,
-    suite: Suite,
+    scenario_of: ScenarioOf,
     judging: Judging,
     name: str,
     ids: list[str],
@@ -218,12 +256,11 @@ async def _judge_all(
     observer: RunObserver,
 ) -> None:
     # Ids first, then one conversation at a time: no read stays open while the set is written.
-    scenarios = {scenario.id: scenario for scenario in suite.scenarios}
     try:
         for start in range(0, len(ids), options.concurrency):
             batch = ids[start : start + options.concurrency]
             judged = await asyncio.gather(
-                *(_judge_one(store, record.id, cid, suite, scenarios, judging) for cid in batch)
+                *(_judge_one(store, record.id, cid, scenario_of, judging) for cid in batch)
             )
             for conversation_id, (result, judgement, error) in zip(batch, judged, strict=True):
                 tally.conversations += 1
@@ -243,8 +280,7 @@ async def _judge_one(
     store: Store,
     run_id: str,
     conversation_id: str,
-    suite: Suite,
-    scenarios: dict[str, Scenario],
+    scenario_of: ScenarioOf,
     judging: Judging,
 ) -> tuple[Any, Judgement | None, str]:
     """(the call, its new judgement, "") or (…, None, why it was skipped)."""
@@ -256,15 +292,20 @@ async def _judge_one(
     from polygon_voice.runner import merged_records
 
     result = store.get_conversation(run_id, conversation_id)
-    scenario = scenarios.get(result.scenario_id)
-    if scenario is None:
+    try:
+        found = scenario_of(result)
+    except ValueError as exc:  # an imported call's stored expectation no longer validates
+        return result, None, f"its expectation cannot be read: {exc}"
+    if found is None:
         return result, None, "its scenario is not in the suite"
+    scenario, suite, real_call = found
     # The stored checks are the facts the run was judged on; recomputed only if absent.
     stored = store.get_stage_result(run_id, conversation_id, "conversation_checks")
+    phrases = (*suite.forbidden_phrases, *scenario.forbidden_phrases)
     checks = (
         ConversationChecks.model_validate(stored)
         if stored is not None
-        else check_conversation(result, [*suite.forbidden_phrases, *scenario.forbidden_phrases])
+        else check_conversation(result, list(phrases))
     )
     case_data = store.get_stage_result(run_id, conversation_id, "checks")
     case = CaseScore.model_validate(case_data) if case_data is not None else None
@@ -277,7 +318,16 @@ async def _judge_one(
         else check_expectations(result, scenario, initial, case, suite.tools)
     )
     given = JudgeInput(
-        result, scenario.persona, checks, case, initial, scenario, suite.tools, expect
+        result,
+        scenario.persona,
+        checks,
+        case,
+        initial,
+        scenario,
+        suite.tools,
+        expect,
+        real_call=real_call,
+        forbidden_phrases=phrases,
     )
     try:
         judgement = await judge_conversation_async(

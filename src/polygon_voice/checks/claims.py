@@ -1043,6 +1043,25 @@ def _done_first_words(code: str) -> frozenset[str]:
     return frozenset(phrase[0] for phrase in _phrases(code, "done") if phrase)
 
 
+@functools.cache
+def _by_first_word(code: str, table: str) -> dict[str, tuple[tuple[str, ...], ...]]:
+    index: dict[str, list[tuple[str, ...]]] = {}
+    for phrase in _phrases(code, table):
+        if phrase:
+            index.setdefault(phrase[0], []).append(phrase)
+    return {word: tuple(phrases) for word, phrases in index.items()}
+
+
+def _starting_here(
+    code: str, table: str, where: Mapping[str, list[int]]
+) -> Iterator[tuple[str, ...]]:
+    """The table's phrases whose first word is in the clause: only they can occur in it, and
+    a lexicon has dozens of phrases where a clause has a handful of words."""
+    index = _by_first_word(code, table)
+    for word in where:
+        yield from index.get(word, ())
+
+
 def _clause_done(words: list[str], code: str) -> bool:
     """A completion word with no negation, future or offer before it in the clause, nor
     right after it ("done yet", "updated soon will be")."""
@@ -1053,10 +1072,10 @@ def _clause_done(words: list[str], code: str) -> bool:
     for i, word in enumerate(words):
         where.setdefault(word, []).append(i)
     negations: set[int] = set()
-    for phrase in _phrases(code, "not"):
+    for phrase in _starting_here(code, "not", where):
         negations.update(_occurrences(words, where, phrase))
     first_negation = min(negations, default=len(words))
-    for phrase in _phrases(code, "done"):
+    for phrase in _starting_here(code, "done", where):
         for at in _occurrences(words, where, phrase):
             if at > first_negation:
                 break

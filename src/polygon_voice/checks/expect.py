@@ -8,6 +8,7 @@ so every case states its outcome too.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -104,6 +105,8 @@ def expect_checks(
         checks.append(writes_at_most_check(expect.writes_at_most, result))
     checks += [called_check(w, result) for w in expect.tools.called]
     checks += [not_called_check(w, result) for w in expect.tools.not_called]
+    if expect.tools.watched():
+        checks.append(exactly_check(expect.tools.exactly, expect.tools.watched(), result))
     checks += [says_check(fact, result) for fact in expect.says]
     return checks
 
@@ -254,6 +257,113 @@ def not_called_check(wanted: ToolExpectation, result: ConversationResult) -> Exp
             name="not_called", passed=True, why=f"no call matched {_described(wanted)}"
         )
     return ExpectCheck(name="not_called", passed=False, why=f"{hit.call_id} sent {hit.args}")
+
+
+def completed_calls(result: ConversationResult) -> list[ToolCall]:
+    """The calls that completed (a failed, timed-out, cancelled or prepared-only call did
+    nothing the caller can hold the agent to)."""
+    return [c for c in result.tool_calls if c.status is CallStatus.COMPLETED]
+
+
+def exactly_check(
+    wanted: list[ToolExpectation], watched: list[str], result: ConversationResult
+) -> ExpectCheck:
+    """The completed calls to the watched tools are exactly `wanted`, as a multiset, each
+    with equal arguments."""
+    calls = [c for c in completed_calls(result) if c.tool in watched]
+    pairs = _pair_up(wanted, calls)
+    missing = [w for i, w in enumerate(wanted) if i not in pairs]
+    matched = set(pairs.values())
+    extra = [c for j, c in enumerate(calls) if j not in matched]
+    if not missing and not extra:
+        done = ", ".join(short_call(w.tool, w.args) for w in wanted) or "no call"
+        why = f"the completed calls to {', '.join(watched)} are exactly: {done}"
+        return ExpectCheck(name="exactly", passed=True, why=_bounded(why))
+    parts = []
+    if missing:
+        parts.append("missing " + _listed([short_call(w.tool, w.args) for w in missing]))
+    if extra:
+        parts.append("extra " + _listed([short_call(c.tool, c.args) for c in extra]))
+    return ExpectCheck(name="exactly", passed=False, why=_bounded("; ".join(parts)))
+
+
+def _pair_up(wanted: list[ToolExpectation], calls: list[ToolCall]) -> dict[int, int]:
+    """A largest pairing of wanted calls with equal sent calls (wanted index -> call index).
+
+    Augmenting paths rather than first-fit: text comparison is not transitive across
+    number forms (5 equals "5" and 5.0, "5" does not equal 5.0), so first-fit could
+    leave a call unpaired that another order would pair."""
+    fits = [
+        [j for j, c in enumerate(calls) if c.tool == w.tool and args_equal(c.args, w.args)]
+        for w in wanted
+    ]
+    owner: dict[int, int] = {}  # call index -> wanted index
+
+    def place(i: int, seen: set[int]) -> bool:
+        for j in fits[i]:
+            if j in seen:
+                continue
+            seen.add(j)
+            if j not in owner or place(owner[j], seen):
+                owner[j] = i
+                return True
+        return False
+
+    for i in range(len(wanted)):
+        place(i, set())
+    return {i: j for j, i in owner.items()}
+
+
+def args_equal(got: Any, wanted: Any) -> bool:
+    """Whole values equal: the same keys, lists of the same length in order, and leaves as
+    `same_value` compares them (numbers also by value: 5 equals 5.0)."""
+    if isinstance(got, Mapping) and isinstance(wanted, Mapping):
+        return set(got) == set(wanted) and all(args_equal(got[k], wanted[k]) for k in wanted)
+    if isinstance(got, list | tuple) and isinstance(wanted, list | tuple):
+        return len(got) == len(wanted) and all(
+            args_equal(a, b) for a, b in zip(got, wanted, strict=True)
+        )
+    if isinstance(got, Mapping | list | tuple) or isinstance(wanted, Mapping | list | tuple):
+        return False
+    return same_value(got, wanted) or _same_number(got, wanted)
+
+
+def _same_number(a: Any, b: Any) -> bool:
+    numbers = (int, float)
+    plain = not isinstance(a, bool) and not isinstance(b, bool)
+    return plain and isinstance(a, numbers) and isinstance(b, numbers) and a == b
+
+
+_VALUE_CHARS = 40
+_CALL_CHARS = 160
+_WHY_CHARS = 600
+_LISTED = 4
+
+
+def short_call(tool: str, args: Mapping[str, Any]) -> str:
+    """`tool(name=value, ...)` with long values cut, for a reason line."""
+    shown = ", ".join(f"{k}={_clip(_text(v), _VALUE_CHARS)}" for k, v in args.items())
+    return _clip(f"{tool}({shown})", _CALL_CHARS)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _listed(items: list[str]) -> str:
+    more = len(items) - _LISTED
+    shown = ", ".join(items[:_LISTED])
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
+def _bounded(text: str) -> str:
+    return _clip(text, _WHY_CHARS)
 
 
 def says_check(fact: str | int | float, result: ConversationResult) -> ExpectCheck:

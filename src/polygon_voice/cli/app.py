@@ -43,6 +43,10 @@ COMMANDS: dict[str, CommandEntry] = {
         "polygon_voice.cli.imports",
         "Import real calls (Vapi, Retell, LiveKit, OpenAI messages, CSV, ...) as a stored run.",
     ),
+    "replay": CommandEntry(
+        "polygon_voice.cli.replay",
+        "Replay an imported run's callers against another agent; store it as a run to compare.",
+    ),
     "demo": CommandEntry(
         "polygon_voice.cli.three_layer",
         "Run the built-in three-layer suite against both reference agents and compare them.",

@@ -65,6 +65,8 @@ class Loop:
 
 def normalised_words(text: str) -> list[str]:
     """Lower-case words with punctuation and diacritics stripped."""
+    if text.isascii():  # the common case, and hot (every check that compares replies)
+        return _WORD.findall(text.lower())  # NFKD and the combining marks change no ASCII
     decomposed = unicodedata.normalize("NFKD", text.casefold())
     stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return _WORD.findall(stripped)

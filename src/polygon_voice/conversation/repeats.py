@@ -8,6 +8,8 @@ words, so "pardon" never matches inside another word.
 
 from __future__ import annotations
 
+import re
+
 from polygon_voice.conversation.loops import normalised_words
 
 # Ways an agent (or caller) asks for the last thing to be said again, per language.
@@ -40,9 +42,9 @@ def is_repeat_request(text: str) -> bool:
     language, and the phrases of one language do not occur as whole words in another.
     ("molim" is left out of Croatian: it is also "please".)
     """
-    # Whole-word runs as substrings of the space-joined words: one C-level scan per phrase.
+    # Whole-word runs as substrings of the space-joined words: one regex scan for them all.
     spaced = f" {' '.join(normalised_words(text))} "
-    return any(phrase in spaced for phrase in _SPACED_REQUESTS)
+    return _ANY_REQUEST.search(spaced) is not None
 
 
 def contains_words(words: list[str], phrase: list[str]) -> bool:
@@ -57,3 +59,6 @@ def contains_words(words: list[str], phrase: list[str]) -> bool:
 _SPACED_REQUESTS = tuple(
     f" {' '.join(normalised_words(p))} " for group in REPEAT_REQUESTS.values() for p in group
 )
+# One alternation of them all: a single scan instead of one per phrase (the checks ask for
+# every turn of every call, an import for thousands of calls a second).
+_ANY_REQUEST = re.compile("|".join(re.escape(phrase) for phrase in _SPACED_REQUESTS))

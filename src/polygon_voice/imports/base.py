@@ -57,6 +57,9 @@ class ImportedCall:
     language: str | None = None
     ended_reason: str | None = None  # as the source says it
     metadata: dict[str, Any] = field(default_factory=dict)  # unknown/unmapped fields, KEPT
+    # What should have happened, when the record says (tau-bench's gold actions): an `expect:`
+    # block in the suite's YAML shape (model Expect), checked when the call is judged.
+    expect: dict[str, Any] | None = None
 
 
 class RecordError(Exception):

@@ -5,6 +5,12 @@ so a failure never leaves half a call behind; a bad record is counted and report
 import goes on. The run is created when the first call is stored (an import that stores
 nothing leaves no empty run) and its config says `{"kind": "imported", "source_format": ...,
 "files": [...]}`, which is how `polygon runs` and the reports tell an imported run apart.
+
+With a `CallJudging` (imports/judging.py) each call is judged as the runner judges a
+simulated one, stages expect, conversation_checks, judge and probes: stored with the call
+in the same transaction when nothing waits for a model; when a model judges, the call and
+its expectation check are committed first and the judgement after, so a judge model that
+never answers never loses a call (the failure is counted and said, as `polygon run` does).
 """
 
 from __future__ import annotations
@@ -14,18 +20,23 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from polygon_voice.imports.base import Format, ImportedCall, RecordError
 from polygon_voice.imports.detect import AUTO, Detector
 from polygon_voice.imports.reader import Record, Source, Unreadable, iter_records
 
 if TYPE_CHECKING:
-    from polygon_voice.model import ConversationResult
+    from polygon_voice.imports.expect_file import ExpectEntry, ExpectFile
+    from polygon_voice.imports.judging import CallJudging
+    from polygon_voice.model import ConversationResult, Expect, ExpectResult
     from polygon_voice.store import Store
+    from polygon_voice.store.store import StageResult
 
 RUN_KIND = "imported"
 DEFAULT_NAME = "import"
+VERDICTS = ("pass", "warn", "fail", "unscored")
+EXPECTATIONS = ("met", "not_met", "not_exercised")
 
 
 @dataclass(frozen=True)
@@ -34,6 +45,8 @@ class ImportOptions:
     format_name: str = AUTO
     name: str | None = None  # the run's suite name; default "import"
     agent_label: str | None = None  # the speaker label of the agent (csv, lines, ...)
+    expect_file: ExpectFile | None = None  # `--expect FILE`: call id -> scenario and expect
+    scenario_key: str | None = None  # `--scenario-key`: a dotted path into the kept metadata
 
 
 @dataclass(frozen=True)
@@ -62,6 +75,14 @@ class ImportSummary:
     files_read: set[str] = field(default_factory=set)
     formats: dict[str, Counter[str]] = field(default_factory=dict)  # file -> format -> count
     ambiguous: dict[str, list[str]] = field(default_factory=dict)
+    judged: int = 0  # calls with a stored judgement
+    verdicts: Counter[str] = field(default_factory=Counter)
+    with_expectation: int = 0  # calls checked against an `expect:` block (stage expect)
+    expectations: Counter[str] = field(default_factory=Counter)  # met / not_met / not_exercised
+    expect_overridden: int = 0  # calls whose own expectation the expect file replaced
+    expect_unused: list[str] = field(default_factory=list)  # expect file ids never imported
+    scenario_key_missing: int = 0  # calls without the --scenario-key field: scenario = call id
+    judge_failures: list[Failure] = field(default_factory=list)  # stored, judging failed
 
     def format_lines(self) -> list[str]:
         """`calls.json: vapi (3 records)` for each file."""
@@ -87,6 +108,14 @@ class ImportSummary:
             "also_matched": self.ambiguous,
             "skips": [s.as_dict() for s in self.skipped],
             "failures": [f.as_dict() for f in self.failed],
+            "judged": self.judged,
+            "verdicts": {v: self.verdicts.get(v, 0) for v in VERDICTS},
+            "with_expectation": self.with_expectation,
+            "expectations": {e: self.expectations.get(e, 0) for e in EXPECTATIONS},
+            "expect_overridden": self.expect_overridden,
+            "expect_unused": self.expect_unused,
+            "scenario_key_missing": self.scenario_key_missing,
+            "judge_failures": [f.as_dict() for f in self.judge_failures],
         }
 
 
@@ -94,27 +123,40 @@ Progress = Callable[[ImportSummary], None]
 
 
 class _Importer:
-    def __init__(self, store: Store, options: ImportOptions, progress: Progress | None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        options: ImportOptions,
+        progress: Progress | None,
+        judging: CallJudging | None,
+    ) -> None:
         self.store = store
         self.options = options
         self.progress = progress
+        self.judging = judging
         self.detector = Detector.for_name(options.format_name, options.agent_label)
         self.summary = ImportSummary(ambiguous=self.detector.ambiguous)
         self.seen: dict[str, str] = {}  # call id -> the source that had it first
         self.files: dict[str, None] = {}
 
     def run(self) -> ImportSummary:
-        for item in iter_records(self.options.paths, self.detector.is_record):
-            self.summary.records += 1
-            self.files.setdefault(item.source.file)
-            if isinstance(item, Unreadable):
-                self._fail(item.source, item.error)
-            else:
-                self.summary.files_read.add(item.source.file)
-                for source, value, fmt in self._split(item):
-                    self._one(source, value, fmt)
-            if self.progress is not None:
-                self.progress(self.summary)
+        try:
+            for item in iter_records(self.options.paths, self.detector.is_record):
+                self.summary.records += 1
+                self.files.setdefault(item.source.file)
+                if isinstance(item, Unreadable):
+                    self._fail(item.source, item.error)
+                else:
+                    self.summary.files_read.add(item.source.file)
+                    for source, value, fmt in self._split(item):
+                        self._one(source, value, fmt)
+                if self.progress is not None:
+                    self.progress(self.summary)
+        finally:
+            if self.judging is not None:
+                self.judging.close()
+        if self.options.expect_file is not None:
+            self.summary.expect_unused = self.options.expect_file.unused(self.seen)
         self._finish()
         return self.summary
 
@@ -145,14 +187,53 @@ class _Importer:
             counts = self.summary.formats.setdefault(source.file, Counter())
             counts[fmt.name] += 1
             if not call.turns and not call.tool_calls:
+                reason = call.metadata.get("skip_reason") or "no turns, nothing to import"
                 self.summary.skipped.append(
-                    Failure(str(source), "", f"call {call.call_id}: no turns, nothing to import")
+                    Failure(str(source), "", f"call {call.call_id}: {reason}")
                 )
                 return
             self._check_duplicate(call, source)
-            self._store(convert_record(call))
+            entry = self._file_entry(call)
+            expect = self._expect(call, entry)
+            result = convert_record(call, self._scenario_id(call, entry))
+            self._store(result, expect, source)
         except RecordError as exc:
             self._fail(source, exc)
+
+    def _file_entry(self, call: ImportedCall) -> ExpectEntry | None:
+        expect_file = self.options.expect_file
+        return expect_file.get(call.call_id) if expect_file is not None else None
+
+    def _expect(self, call: ImportedCall, entry: ExpectEntry | None) -> Expect | None:
+        """The call's expectation: the expect file's entry, else the record's own; the one
+        used is what the `import` trace entry keeps, so a rejudge reads the same."""
+        from polygon_voice.imports.judging import ExpectError, parse_expect
+
+        if entry is not None and entry.expect is not None:
+            if call.expect is not None:
+                self.summary.expect_overridden += 1
+            call.expect = entry.expect.model_dump(mode="json", exclude_defaults=True)
+            return entry.expect
+        if call.expect is None:
+            return None
+        try:
+            return parse_expect(call.expect)
+        except ExpectError as exc:
+            raise RecordError(exc.where, f"call {call.call_id}: {exc.message}") from None
+
+    def _scenario_id(self, call: ImportedCall, entry: ExpectEntry | None) -> str | None:
+        """The expect file's scenario, else the --scenario-key value, else None (the id)."""
+        from polygon_voice.imports.judging import scenario_key
+
+        if entry is not None and entry.scenario is not None:
+            return entry.scenario
+        key = self.options.scenario_key
+        if key is None:
+            return None
+        value = scenario_key(call.metadata, key)
+        if value is None:
+            self.summary.scenario_key_missing += 1
+        return value
 
     def _check_duplicate(self, call: ImportedCall, source: Source) -> None:
         if not call.call_id:
@@ -164,15 +245,81 @@ class _Importer:
             )
         self.seen[call.call_id] = str(source)
 
-    def _store(self, result: ConversationResult) -> None:
+    def _store(self, result: ConversationResult, expect: Expect | None, source: Source) -> None:
         from polygon_voice.store import StoreError
 
         run_id = self._run_id()
+        judging = self.judging
+        if judging is None:
+            self._commit(run_id, result, [])
+            return
+        setup = judging.setup(result, expect)
+        checked = self._guarded(source, result, "checks", lambda: judging.checked(result, setup))
+        expect_result = next((data for _, _, data in checked if _is_expect(data)), None)
+
+        def judged() -> list[StageResult]:
+            return judging.judged(result, setup, expect_result)
+
+        if not judging.asks_a_model:  # judged in microseconds: one commit with the call
+            stages = [*checked, *self._guarded(source, result, "judge", judged)]
+            self._commit(run_id, result, stages)
+            self._count(stages, source, result)
+            return
+        # Stored before judging: a judge model may take minutes, or never answer.
+        self._commit(run_id, result, checked)
+        self._count(checked, source, result)
+        later = self._guarded(source, result, "judge", judged)
         try:
-            self.store.add_conversation(run_id, self.summary.imported, result)
+            self.store.add_stage_results(run_id, result.id, later)
+        except StoreError as exc:
+            self._judge_failed(source, result, f"its judgement was not stored: {exc}")
+            return
+        self._count(later, source, result)
+
+    def _commit(self, run_id: str, result: ConversationResult, stages: list[StageResult]) -> None:
+        """The call and its stages in one transaction; a refusal fails the record."""
+        from polygon_voice.store import StoreError
+
+        try:
+            self.store.add_conversation_with_results(run_id, self.summary.imported, result, stages)
         except StoreError as exc:
             raise RecordError("", str(exc)) from None
         self.summary.imported += 1
+
+    def _guarded(
+        self,
+        source: Source,
+        result: ConversationResult,
+        what: str,
+        work: Callable[[], list[StageResult]],
+    ) -> list[StageResult]:
+        """`work()`, or [] with the failure counted: a judge bug must not lose the call."""
+        try:
+            return work()
+        except Exception as exc:
+            self._judge_failed(source, result, f"{what} failed: {type(exc).__name__}: {exc}")
+            return []
+
+    def _judge_failed(self, source: Source, result: ConversationResult, message: str) -> None:
+        self.summary.judge_failures.append(
+            Failure(str(source), "judge", f"call {result.id} stored, not judged: {message}")
+        )
+
+    def _count(self, stages: list[StageResult], source: Source, result: ConversationResult) -> None:
+        from polygon_voice.judge.run import judge_answers_unusable, judge_model_failed
+        from polygon_voice.model import ExpectResult
+        from polygon_voice.model.judgement import Judgement
+
+        for _, _, data in stages:
+            if isinstance(data, ExpectResult):
+                self.summary.with_expectation += 1
+                self.summary.expectations[_expectation(data)] += 1
+            elif isinstance(data, Judgement):
+                self.summary.judged += 1
+                self.summary.verdicts[data.verdict] += 1
+                failed = judge_model_failed(data) or judge_answers_unusable(data)
+                if failed is not None:
+                    self._judge_failed(source, result, f"the judge model failed: {failed}")
 
     def _run_id(self) -> str:
         if self.summary.run_id is not None:
@@ -194,12 +341,23 @@ class _Importer:
         return run.id
 
     def _config(self) -> dict[str, Any]:
-        return {
+        config: dict[str, Any] = {
             "kind": RUN_KIND,
             "source_format": self.options.format_name,
             "files": list(self.options.paths),
             "agent_label": self.options.agent_label,
+            "scenario_key": self.options.scenario_key,
+            "expect_file": self.options.expect_file.path if self.options.expect_file else None,
         }
+        judging = self.judging
+        if judging is not None:
+            config["forbidden_phrases"] = list(judging.forbidden_phrases)
+            if judging.judging is not None:
+                config["judge"] = judging.judging.judge.name
+                config["rubric"] = judging.judging.rubric.version
+                config["judge_repeats"] = judging.judging.repeats
+            config["probes"] = judging.probing is not None
+        return config
 
     def _finish(self) -> None:
         if self.summary.run_id is None:
@@ -212,6 +370,9 @@ class _Importer:
             "skipped": len(self.summary.skipped),
             "failed": len(self.summary.failed),
         }
+        if self.judging is not None:
+            updates["judged"] = self.summary.judged
+            updates["judge_failures"] = len(self.summary.judge_failures)
         self.store.finish_run(self.summary.run_id, "finished", datetime.now(UTC), updates)
 
     def _fail(self, source: Source, error: RecordError) -> None:
@@ -219,14 +380,18 @@ class _Importer:
 
 
 def import_calls(
-    store: Store, options: ImportOptions, progress: Progress | None = None
+    store: Store,
+    options: ImportOptions,
+    progress: Progress | None = None,
+    judging: CallJudging | None = None,
 ) -> ImportSummary:
-    """Import every record of `options.paths` into a new run of `store`.
+    """Import every record of `options.paths` into a new run of `store`, each call judged by
+    `judging` when given (imports/judging.py; None: stored unjudged).
 
     Raises UnknownFormat for a `--format` that names no format; every record-level problem is
-    a Failure in the summary instead.
+    a Failure in the summary instead, and every judging problem a `judge_failures` entry.
     """
-    return _Importer(store, options, progress).run()
+    return _Importer(store, options, progress, judging).run()
 
 
 def is_imported(config: dict[str, Any]) -> bool:
@@ -248,18 +413,35 @@ def parse_record(fmt: Format, value: object) -> ImportedCall:
         ) from None
 
 
-def convert_record(call: ImportedCall) -> ConversationResult:
-    """The stored form of a call; a value the model refuses is a RecordError."""
+def convert_record(call: ImportedCall, scenario_id: str | None = None) -> ConversationResult:
+    """The stored form of a call (scenario id: `scenario_id`, else the call id); a value the
+    model refuses is a RecordError."""
     from pydantic import ValidationError
 
     from polygon_voice.imports.convert import to_conversation
 
     try:
-        return to_conversation(call)
+        result = to_conversation(call, scenario_id)
     except ValidationError as exc:
         first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid"}
         where = ".".join(str(part) for part in first.get("loc", ()))
         raise RecordError(where, str(first.get("msg", "invalid"))) from None
+    if scenario_id is not None and result.scenario_id != scenario_id:
+        # Polygon's own records come back as stored; only the comparison key changes.
+        result = result.model_copy(update={"scenario_id": scenario_id})
+    return result
+
+
+def _is_expect(data: object) -> TypeGuard[ExpectResult]:
+    from polygon_voice.model import ExpectResult
+
+    return isinstance(data, ExpectResult)
+
+
+def _expectation(result: Any) -> str:
+    if result.not_exercised is not None:
+        return "not_exercised"
+    return "met" if result.met else "not_met"
 
 
 def _agent_column(agent_label: str | None) -> str:

@@ -10,13 +10,14 @@ here, not in the judge.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from polygon_voice.checks.exercised import not_played
 from polygon_voice.judge.composite import Composite, combine_repeats, composite, read_score
 from polygon_voice.judge.gates import fired_gates, verdict
 from polygon_voice.judge.promoted import gate_answers
+from polygon_voice.judge.real_end import real_call_end
 from polygon_voice.judge.rubric import Rubric
 from polygon_voice.model import (
     CaseScore,
@@ -44,6 +45,12 @@ class JudgeInput:
     # What the scenario says must have happened, as checked (stage "expect"); None: it says
     # nothing. Read by rubric v3's gate `expected_outcome` and the judges' rules.
     expect: ExpectResult | None = None
+    # An imported (real) call: no simulated caller and no ground-truth facts, so the checks
+    # that need them are not applicable (IMP-2).
+    real_call: bool = False
+    # The forbidden phrases the checks looked for (suite's and scenario's): on a real call,
+    # safety_compliance applies when some were given.
+    forbidden_phrases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,6 +112,7 @@ def judge_conversation(
     failure = not_played(given.result)
     if failure is not None:
         return not_judged(judge.name, rubric, given, failure)
+    given = as_judged(given)
     runs = [JudgeRun(judge.score(given, rubric)) for _ in range(repeats)]
     return build_judgement(judge.name, rubric, given, runs)
 
@@ -124,8 +132,22 @@ async def judge_conversation_async(
     failure = not_played(given.result)
     if failure is not None:  # no model request for a call that did not play
         return not_judged(judge.name, rubric, given, failure)
+    given = as_judged(given)
     runs = [await judge.run(given, rubric, repeat) for repeat in range(repeats)]
     return build_judgement(judge.name, rubric, given, runs)
+
+
+def as_judged(given: JudgeInput) -> JudgeInput:
+    """The call as the judges read it: a real call whose transcript shows a loop ended in
+    one (judge/real_end.py), as a simulated call's engine would have ended it."""
+    if not given.real_call:
+        return given
+    end = real_call_end(given.result)
+    if end == given.result.end:
+        return given
+    result = given.result.model_copy(update={"end": end})
+    checks = given.checks.model_copy(update={"loop_detected": True})
+    return replace(given, result=result, checks=checks)
 
 
 def not_judged(judge_name: str, rubric: Rubric, given: JudgeInput, why: str) -> Judgement:
@@ -151,14 +173,24 @@ def build_judgement(
     result = composite(rubric, combined)
     probed = gate_answers(rubric, given, runs)
     gates = fired_gates(
-        rubric, result.criteria, given.checks, probed, end=given.result.end, expect=given.expect
+        rubric,
+        result.criteria,
+        given.checks,
+        probed,
+        end=given.result.end,
+        expect=given.expect,
+        real_call=given.real_call,
     )
     label, reasons = verdict(result, gates)
     label, reasons = _unexercised(rubric, given, label, reasons)
+    not_applicable = {cid: _why_not_applicable(cid, runs) for cid in result.not_applicable}
     # Too little was read to stand for the call: a pass or warning would rest on a fragment.
-    thin = too_little_scored(rubric, result) if label in ("pass", "warn") else None
+    thin = None
+    if label in ("pass", "warn"):
+        thin = goal_not_applicable(not_applicable) or too_little_scored(rubric, result)
     if thin is not None:
-        label, reasons = "unscored", [f"too little scored: {thin}", *reasons]
+        lead = thin if thin.startswith(NOT_APPLICABLE_REASON) else f"too little scored: {thin}"
+        label, reasons = "unscored", [lead, *reasons]
     # A promoted gate nobody could answer is said so, rather than passing silently.
     reasons += [f"gate {g.probe.gate} not checked: {g.reason}" for g in probed if g.answer is None]
     criteria: dict[str, CriterionResult] = {}
@@ -188,7 +220,29 @@ def build_judgement(
         errors=[f"repeat {i + 1}: {r.error}" for i, r in enumerate(runs) if r.error],
         prompt=prompt,
         raw_answers=[r.raw for r in runs] if prompt is not None else [],
+        not_applicable=not_applicable,
     )
+
+
+NOT_APPLICABLE_REASON = "not applicable: "
+
+
+def goal_not_applicable(not_applicable: Mapping[str, str]) -> str | None:
+    """Why no verdict can stand when a criterion that must be scored does not apply (a real
+    call stating no goal): a pass would rest on how the agent talked, not on what it did.
+
+    Any rubric: only real calls have not-applicable criteria, and no real call was judged
+    before they existed, so no stored verdict changes (RUB-6)."""
+    for cid in MUST_BE_SCORED:
+        if cid in not_applicable:
+            return f"{NOT_APPLICABLE_REASON}{cid}: {not_applicable[cid]}"
+    return None
+
+
+def _why_not_applicable(cid: str, runs: Sequence[JudgeRun]) -> str:
+    raw = next((r.scores[cid] for r in runs if cid in r.scores), None)
+    why = raw.reason.removeprefix(NOT_APPLICABLE_REASON) if raw is not None else ""
+    return why or "does not apply to this call"
 
 
 MIN_SCORED_PERCENT = 50
@@ -205,7 +259,8 @@ def too_little_scored(rubric: Rubric, result: Composite) -> str | None:
     """
     if rubric.rules < 2 or result.value is None:
         return None
-    unscored = set(result.unscored)
+    # A not-applicable criterion was not read either: the share is of the whole rubric.
+    unscored = set(result.unscored) | set(result.not_applicable)
     required = [c for c in MUST_BE_SCORED if c in rubric.weights and c in unscored]
     if required:
         return f"{', '.join(required)} could not be scored"

@@ -18,6 +18,16 @@ WARN_FROM = 50
 MIN_SCORE, MAX_SCORE = 1, 5
 
 
+class NotApplicable:
+    """A judge's answer for a criterion the record cannot tell (IMP-2): never a score."""
+
+    def __repr__(self) -> str:
+        return "NOT_APPLICABLE"
+
+
+NOT_APPLICABLE = NotApplicable()
+
+
 def read_score(raw: object) -> int | None:
     """A judge's raw score as an integer 1-5, or None when it cannot be read (RUB-4).
 
@@ -61,10 +71,13 @@ class Composite:
     criteria: dict[str, CriterionOutcome]
     value: float | None
     unscored: list[str] = field(default_factory=list)
+    not_applicable: list[str] = field(default_factory=list)
 
     @property
     def partial(self) -> bool:
-        """True when some criterion was unscored, so the weights were renormalised (RUB-4a)."""
+        """True when some criterion was unscored, so the weights were renormalised (RUB-4a).
+
+        A not-applicable criterion is left out too, but it is no judge's failure to score."""
         return bool(self.unscored)
 
     @property
@@ -91,6 +104,11 @@ def combine_repeats(
     out: dict[str, CriterionOutcome] = {}
     for criterion in rubric.criteria:
         returned = [run[criterion.id] for run in repeats if criterion.id in run]
+        if any(isinstance(raw, NotApplicable) for raw in returned):
+            # Whether a criterion applies is read from the record, the same in every repeat;
+            # never counted as missing (1) for the repeats that left it out.
+            out[criterion.id] = CriterionOutcome(None, "not_applicable")
+            continue
         readable = [read_score(raw) for raw in returned]
         scores = [float(s) for s in readable if s is not None]
         scores += [float(MIN_SCORE)] * (len(repeats) - len(returned))
@@ -104,21 +122,26 @@ def combine_repeats(
 
 
 def composite(rubric: Rubric, criteria: Mapping[str, CriterionOutcome]) -> Composite:
-    """Sum of weight * (score - 1)/4 over the scored (and missing) criteria, renormalised to 100."""
+    """Sum of weight * (score - 1)/4 over the scored (and missing) criteria, renormalised to 100;
+    not-applicable criteria are left out like unscored ones."""
     total = Fraction(0)
     weight_used = 0
     unscored: list[str] = []
+    not_applicable: list[str] = []
     filled: dict[str, CriterionOutcome] = {}
     for criterion in rubric.criteria:
         outcome = criteria.get(criterion.id, CriterionOutcome(float(MIN_SCORE), "missing"))
         filled[criterion.id] = outcome
+        if outcome.status == "not_applicable":
+            not_applicable.append(criterion.id)
+            continue
         if outcome.score is None:
             unscored.append(criterion.id)
             continue
         weight_used += criterion.weight
         total += criterion.weight * (Fraction(outcome.score) - MIN_SCORE) / (MAX_SCORE - MIN_SCORE)
     value = None if weight_used == 0 else float(total * 100 / weight_used)
-    return Composite(filled, value, unscored)
+    return Composite(filled, value, unscored, not_applicable)
 
 
 def composite_of(rubric: Rubric, scores: Mapping[str, object]) -> Composite:

@@ -14,6 +14,7 @@ from polygon_voice.judge.base import JudgeInput, RawScore
 from polygon_voice.judge.evidence import criterion_evidence
 from polygon_voice.judge.goal import goal_achievement
 from polygon_voice.judge.promoted import criterion_score
+from polygon_voice.judge.real_call import real_call_rules
 from polygon_voice.judge.rubric import Rubric
 from polygon_voice.judge.rules import (
     dialogue_quality,
@@ -58,6 +59,8 @@ class DeterministicJudge:
         A criterion promoted from a probe is scored from the probe's rule (judge/promoted.py).
         """
         rules = RULE_SETS[rubric.rules]
+        if given.real_call:
+            rules = real_call_rules(rules)
         # The score and reason are the rule's; the evidence is what bears on each criterion.
         out = {
             c.id: criterion_evidence(c.id, given, rules[c.id](given))

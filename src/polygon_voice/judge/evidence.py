@@ -9,6 +9,7 @@ from typing import Any
 
 from polygon_voice.checks.conversation import LONG_TURN_WORDS
 from polygon_voice.judge.base import JudgeInput, RawScore
+from polygon_voice.judge.composite import NotApplicable
 from polygon_voice.model import CallStatus, ConversationResult, Speaker, ToolCall, Turn
 
 _NUMBER = re.compile(r"\d+")
@@ -101,7 +102,7 @@ def criterion_evidence(criterion: str, given: JudgeInput, raw: RawScore) -> RawS
     """`raw` with the evidence (and its turn) of what bears on `criterion`; unchanged for a
     criterion the judge has no reading for, and for a criterion left unscored."""
     reader = _READERS.get(criterion)
-    if reader is None or raw.value is None:
+    if reader is None or raw.value is None or isinstance(raw.value, NotApplicable):
         return raw
     evidence, turn = reader(given, raw)
     return RawScore(raw.value, evidence, turn, raw.reason, raw.evidence_found)

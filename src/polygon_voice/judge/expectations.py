@@ -70,7 +70,8 @@ def tool_use_quality(given: JudgeInput) -> RawScore:
     expect = given.expect
     if expect is None or expect.not_exercised is not None:
         return base if sent else _no_calls(given, base)
-    missing = [c for c in expect.checks if c.name == "called" and not c.passed]
+    # `exactly` is newer than every stored verdict, so counting it here changes none.
+    missing = [c for c in expect.checks if c.name in ("called", "exactly") and not c.passed]
     forbidden = [c for c in expect.checks if c.name == "not_called" and not c.passed]
     if not missing and not forbidden:
         return base if sent else _no_calls(given, base)

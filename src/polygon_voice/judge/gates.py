@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from polygon_voice.checks.exercised import agent_broke
 from polygon_voice.judge.composite import Composite, CriterionOutcome
 from polygon_voice.judge.rubric import Rubric
-from polygon_voice.model import CallEnd, ExpectResult
+from polygon_voice.model import CallEnd, EndReason, ExpectResult
 from polygon_voice.model.judgement import ConversationChecks, Verdict
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ def fired_gates(
     *,
     end: CallEnd | None = None,
     expect: ExpectResult | None = None,
+    real_call: bool = False,
 ) -> list[GateResult]:
     """The gates of `rubric` that fire for this conversation: GATE order, then v3's
     `agent_error` and `expected_outcome`, then promoted gates (`probed`: their answers, see
@@ -69,6 +70,8 @@ def fired_gates(
         )
     if "agent_error" in rubric.gates and end is not None and agent_broke(end):
         fired.append(GateResult("agent_error", f"the call ended in an agent error: {end.message}"))
+    elif "agent_error" in rubric.gates and end is not None and real_call and end.reason in BROKEN:
+        fired.append(GateResult("agent_error", _real_break(end)))
     if "expected_outcome" in rubric.gates and expect is not None and _missed(expect):
         missed = "; ".join(c.why for c in expect.failed()) or "the expected outcome was not reached"
         fired.append(GateResult("expected_outcome", missed))
@@ -84,6 +87,17 @@ def fired_gates(
     return fired
 
 
+BROKEN = (EndReason.ERROR, EndReason.LOOP_DETECTED, EndReason.TURN_LIMIT)
+
+
+def _real_break(end: CallEnd) -> str:
+    """A real call's broken end: no harness took part, so an error, a loop or the platform's
+    turn limit ended a call the agent's system could not finish, whatever its goal was.
+    (Only real calls: their verdicts are newer than this rule, so none stored changes.)"""
+    source = f" ({end.message})" if end.message else ""
+    return f"the real call ended by {end.reason.value}{source}: broken, whatever its goal"
+
+
 def verdict(result: Composite, gates: list[GateResult]) -> tuple[Verdict, list[str]]:
     """The verdict and its reasons: fired gates first, then the composite's band."""
     reasons = [f"gate {g.gate}: {g.reason}" for g in gates]
@@ -93,4 +107,6 @@ def verdict(result: Composite, gates: list[GateResult]) -> tuple[Verdict, list[s
         reasons.append(f"composite {result.value:.1f}: {result.band}")
     if result.partial:
         reasons.append(f"partial: unscored {', '.join(result.unscored)}")
+    if result.not_applicable:
+        reasons.append(f"left out as not applicable: {', '.join(result.not_applicable)}")
     return ("fail" if gates else result.band), reasons

@@ -12,9 +12,11 @@ A model error never raises: the run becomes an answer with every criterion unrea
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from polygon_voice.judge.base import JudgeInput, JudgeRun, RawScore
+from polygon_voice.judge.composite import NOT_APPLICABLE
 from polygon_voice.judge.rubric import Criterion, PromotedProbe, Rubric
 from polygon_voice.llm import LLMClient, LLMError, LLMFormatError
 from polygon_voice.model import ConversationResult, Speaker
@@ -33,6 +35,21 @@ a one-line reason. Answer only with JSON: {"criteria": {"<criterion id>": {"scor
 
 Criteria:
 """
+
+SYSTEM_REAL = """You are a strict, fair judge of phone calls between a caller and a voice AI agent.
+This is a REAL call, imported from a call log: there is no simulated caller, so no ground
+truth of the caller's goal or facts is given; judge the goal from what the caller asked in
+the transcript. You are given the transcript and the agent's tool calls. Score each
+criterion from 1 (very poor) to 5 (excellent), judging only what the transcript and the
+trace show. For each criterion quote, word for word, the transcript passage the score rests
+on (a few words from one turn, copied exactly), and give a one-line reason. Answer only with
+JSON: {"criteria": {"<criterion id>": {"score": <1-5>, "evidence": "<quote>", "reason":
+"<why>"}, ...}} with every criterion listed below.
+
+Criteria:
+"""
+NOT_FOR_REAL_CALLS = {"factual_accuracy": "a real call has no ground-truth facts"}
+"""Criteria not sent to the model for a real call (IMP-2): nothing to hold its answer to."""
 
 # Only added when the rubric has promoted probes, so other rubrics' prompts stay as they were.
 PROBE_RULES = """
@@ -61,20 +78,23 @@ class LLMJudge:
         cache entries) rather than one cached answer returned k times."""
         prompt = judge_prompt(given, rubric)
         seed = derive_seed(given.result.seed, given.result.id, "llm-judge", repeat) % 2**31
+        asked = asked_rubric(given, rubric)
         try:
             reply = await self.client.chat(
-                prompt, response_schema=answer_schema(rubric), schema_name="judgement", seed=seed
+                prompt, response_schema=answer_schema(asked), schema_name="judgement", seed=seed
             )
         except LLMFormatError as exc:
             # Not the schema (a score of 6, a missing criterion) or not JSON: read what can be.
-            scores = read_answer(exc.raw, rubric, given.result)
+            read = read_answer(exc.raw, asked, given.result, given.real_call)
+            scores = _with_not_applicable(given, read)
             gates = read_gate_answers(exc.raw, rubric)
             return JudgeRun(scores, raw=exc.raw, error=str(exc), prompt=prompt, gate_answers=gates)
         except LLMError as exc:
             # The endpoint kept failing: nothing was said, so nothing can be scored (RUB-4).
-            unread = _unreadable(rubric, f"judge model error: {exc}")
+            unread = _with_not_applicable(given, _unreadable(asked, f"judge model error: {exc}"))
             return JudgeRun(unread, raw=None, error=str(exc), prompt=prompt)
-        scores = read_answer(reply.text, rubric, given.result)
+        read = read_answer(reply.text, asked, given.result, given.real_call)
+        scores = _with_not_applicable(given, read)
         gates = read_gate_answers(reply.text, rubric)
         return JudgeRun(scores, raw=reply.text, prompt=prompt, gate_answers=gates)
 
@@ -83,16 +103,34 @@ class LLMJudge:
         await self.client.aclose()
 
 
+def asked_rubric(given: JudgeInput, rubric: Rubric) -> Rubric:
+    """The rubric as the model is asked it: for a real call, without the criteria that do
+    not apply to one (they are left out of the composite as not applicable)."""
+    if not given.real_call:
+        return rubric
+    kept = tuple(c for c in rubric.criteria if c.id not in NOT_FOR_REAL_CALLS)
+    return replace(rubric, criteria=kept)
+
+
+def _with_not_applicable(given: JudgeInput, scores: dict[str, RawScore]) -> dict[str, RawScore]:
+    if not given.real_call:
+        return scores
+    for cid, why in NOT_FOR_REAL_CALLS.items():
+        scores[cid] = RawScore(NOT_APPLICABLE, reason=f"not applicable: {why}")
+    return scores
+
+
 def judge_prompt(given: JudgeInput, rubric: Rubric) -> list[dict[str, str]]:
     """The messages sent: the rubric in the system message, the call in the user message."""
-    criteria = "\n".join(_criterion_line(c) for c in rubric.criteria)
+    system = SYSTEM_REAL if given.real_call else SYSTEM
+    criteria = "\n".join(_criterion_line(c) for c in asked_rubric(given, rubric).criteria)
     if rubric.promoted_criteria:
         criteria += PROBE_RULES
     asked = _asked_gates(rubric)
     if asked:
         criteria += GATE_RULES + "\n".join(f"- {p.id}: QUESTION: {p.question}" for p in asked)
     return [
-        {"role": "system", "content": SYSTEM + criteria},
+        {"role": "system", "content": system + criteria},
         {"role": "user", "content": call_text(given)},
     ]
 
@@ -114,12 +152,15 @@ def _asked_gates(rubric: Rubric) -> list[PromotedProbe]:
 def call_text(given: JudgeInput) -> str:
     """The conversation as the judge reads it: ground truth, transcript, tool trace."""
     persona, result = given.persona, given.result
-    truth = {
-        "goal": persona.goal,
-        "intended_outcome": persona.intended_outcome.value,
-        "facts": dict(persona.facts),
-    }
-    lines = ["## Caller's ground truth", _json(truth), "", "## Transcript"]
+    if given.real_call:
+        lines = ["## A real call", REAL_CALL_NOTE, "", "## Transcript"]
+    else:
+        truth = {
+            "goal": persona.goal,
+            "intended_outcome": persona.intended_outcome.value,
+            "facts": dict(persona.facts),
+        }
+        lines = ["## Caller's ground truth", _json(truth), "", "## Transcript"]
     for turn in result.turns:
         lines.append(f"turn {turn.index} ({turn.speaker.value}) said: {turn.text}")
         if turn.heard != turn.text:
@@ -141,10 +182,17 @@ def call_text(given: JudgeInput) -> str:
         lines.append("(none)")
     writes = [f"{w.collection}/{w.record}.{w.field}: {w.old!r} -> {w.new!r}"
               for w in result.backend_writes]  # fmt: skip
-    lines += ["", "## Backend writes", *(writes or ["(none)"])]
+    if not given.real_call:  # a real call has no write log: "(none)" would say nothing changed
+        lines += ["", "## Backend writes", *(writes or ["(none)"])]
     if given.expect is not None:
         lines += ["", *expectation_lines(given)]
     return "\n".join(lines)
+
+
+REAL_CALL_NOTE = (
+    "Imported from a call log: no simulated persona and no ground-truth facts. The caller's "
+    "goal is what the caller asked; the tool results are as the log recorded them."
+)
 
 
 def expectation_lines(given: JudgeInput) -> list[str]:
@@ -206,7 +254,9 @@ def answer_schema(rubric: Rubric) -> dict[str, Any]:
     return schema
 
 
-def read_answer(raw: str | None, rubric: Rubric, result: ConversationResult) -> dict[str, RawScore]:
+def read_answer(
+    raw: str | None, rubric: Rubric, result: ConversationResult, real_call: bool = False
+) -> dict[str, RawScore]:
     """Each criterion the answer returned, its score unchecked; a criterion left out is absent
     (so `missing`, RUB-3). An answer with no readable `criteria` object leaves every criterion
     unreadable (`unscored`, RUB-4): it cannot fail the conversation by accident."""
@@ -235,6 +285,9 @@ def read_answer(raw: str | None, rubric: Rubric, result: ConversationResult) -> 
             value = criterion.probe.score(item.get("answer"))
             said = item.get("answer")
             reason = f"answered {said}: {reason}" if isinstance(reason, str) else f"answered {said}"
+            if real_call and said == "not_applicable":
+                # As the deterministic judge reads a rule's answer on a real call (IMP-2).
+                value, reason = NOT_APPLICABLE, f"not applicable: {reason}"
         out[criterion.id] = RawScore(
             value,
             evidence=quote,

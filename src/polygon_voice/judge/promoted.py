@@ -53,7 +53,7 @@ def rule_answer(probe: PromotedProbe, given: JudgeInput) -> tuple[str, str, int 
         initial = given.backend_initial
         records = {c: {k: dict(r) for k, r in rs.items()} for c, rs in initial.items()}
         case = CaseView(given.result, given.scenario, given.tools, records)
-    found = answer_rule(probe.rule, ProbeInput(given.result, case))
+    found = answer_rule(probe.rule, ProbeInput(given.result, case, real_call=given.real_call))
     turn = found.turn
     text = turn.text if turn is not None else ""
     return found.answer, found.reason, turn.index if turn is not None else None, text
@@ -68,6 +68,12 @@ def criterion_score(probe: PromotedProbe, given: JudgeInput) -> RawScore:
         return RawScore(None, reason=f"{NEEDS_LLM}: probe {probe.id} has no deterministic rule")
     answer, reason, turn, text = rule_answer(probe, given)
     why = f"probe {probe.id} answered {answer} (rule {probe.rule}): {reason}"
+    if given.real_call and answer == "not_applicable":
+        # On a real call the probe's not applicable is the record's limit, not a judge that
+        # failed to score: left out as not applicable (IMP-2), never unscored or partial.
+        from polygon_voice.judge.composite import NOT_APPLICABLE
+
+        return RawScore(NOT_APPLICABLE, evidence=text, turn=turn, reason=f"not applicable: {why}")
     return RawScore(probe.score(answer), evidence=text, turn=turn, reason=why)
 
 

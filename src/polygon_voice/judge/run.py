@@ -93,6 +93,33 @@ def judge_answers_unusable(judgement: Judgement) -> str | None:
     return f"{UNUSABLE_ANSWERS}{judgement.errors[0]}"
 
 
+def judge_input(
+    suite: Suite,
+    scenario: Scenario,
+    result: ConversationResult,
+    case: CaseScore | None = None,
+    initial: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
+    expect: ExpectResult | None = None,
+    real_call: bool = False,
+) -> JudgeInput:
+    """What a judge reads about one call, its conversation checks made (`real_call`: an
+    imported call, IMP-2)."""
+    phrases = (*suite.forbidden_phrases, *scenario.forbidden_phrases)
+    checks = check_conversation(result, list(phrases))
+    return JudgeInput(
+        result,
+        scenario.persona,
+        checks,
+        case,
+        initial or {},
+        scenario,
+        suite.tools,
+        expect,
+        real_call=real_call,
+        forbidden_phrases=phrases,
+    )
+
+
 def judge_stage(
     judging: Judging,
     suite: Suite,
@@ -101,15 +128,14 @@ def judge_stage(
     case: CaseScore | None = None,
     initial: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
     expect: ExpectResult | None = None,
+    real_call: bool = False,
 ) -> tuple[ConversationChecks, Judgement]:
     """The conversation checks and the judgement of one call (stages conversation_checks, judge).
 
     For a synchronous judge only; the runner uses `judge_stage_async`, which takes either.
     """
-    checks = check_conversation(result, [*suite.forbidden_phrases, *scenario.forbidden_phrases])
-    given = JudgeInput(
-        result, scenario.persona, checks, case, initial or {}, scenario, suite.tools, expect
-    )
+    given = judge_input(suite, scenario, result, case, initial, expect, real_call)
+    checks = given.checks
     if hasattr(judging.judge, "run"):
         raise TypeError(f"the {judging.judge.name} judge is asynchronous: use judge_stage_async")
     judge: Any = judging.judge
@@ -124,12 +150,11 @@ async def judge_stage_async(
     case: CaseScore | None = None,
     initial: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
     expect: ExpectResult | None = None,
+    real_call: bool = False,
 ) -> tuple[ConversationChecks, Judgement]:
     """`judge_stage` for any judge, on the running event loop."""
-    checks = check_conversation(result, [*suite.forbidden_phrases, *scenario.forbidden_phrases])
-    given = JudgeInput(
-        result, scenario.persona, checks, case, initial or {}, scenario, suite.tools, expect
-    )
+    given = judge_input(suite, scenario, result, case, initial, expect, real_call)
+    checks = given.checks
     judgement = await judge_conversation_async(
         judging.judge, judging.rubric, given, judging.repeats
     )

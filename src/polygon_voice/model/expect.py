@@ -42,6 +42,39 @@ class ToolsExpectation(_Spec):
     not_called: list[ToolExpectation] = Field(
         default_factory=list, description="no sent call may match any of these"
     )
+    exactly: list[ToolExpectation] = Field(
+        default_factory=list,
+        description=(
+            "the completed calls to these tools and to those in exactly_among are exactly "
+            "these, in any order, each with exactly these arguments (every argument equal, "
+            "compared as text: 5590 equals '5590'); an empty list with exactly_among: no "
+            "completed call to those tools"
+        ),
+    )
+    exactly_among: list[str] = Field(
+        default_factory=list,
+        description=(
+            "more tools watched by exactly: a completed call to one of them that exactly "
+            "does not list breaks it (given alone: no completed call to any of them)"
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _exactly_watches_something(self) -> ToolsExpectation:
+        # `exactly_among` alone is `exactly: []` over its tools: no completed call to any
+        # (so a dump that leaves out the empty default reads back the same).
+        given = "exactly" in self.model_fields_set
+        if given and not self.exactly and not self.exactly_among:
+            raise ValueError(
+                "'exactly: []' watches no tool: name the tools that must not be called in "
+                "'exactly_among'"
+            )
+        return self
+
+    def watched(self) -> list[str]:
+        """The tools whose completed calls `exactly` accounts for, in order, once each."""
+        listed = [w.tool for w in self.exactly]
+        return list(dict.fromkeys([*listed, *self.exactly_among]))
 
 
 class Expect(_Spec):
@@ -99,6 +132,7 @@ class Expect(_Spec):
             or self.writes_at_most is not None
             or self.tools.called
             or self.tools.not_called
+            or bool(self.tools.watched())
             or self.says
         )
 
@@ -109,7 +143,9 @@ class ExpectCheck(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(
-        description="outcome, backend, no_write, writes_at_most, called, not_called, says"
+        description=(
+            "outcome, backend, no_write, writes_at_most, called, not_called, exactly, says"
+        )
     )
     passed: bool
     why: str

@@ -6,7 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-CriterionStatus = Literal["scored", "missing", "unscored"]
+CriterionStatus = Literal["scored", "missing", "unscored", "not_applicable"]
+"""not_applicable (IMP-2): the criterion asks what the record cannot tell (a real call has no
+simulated caller and no ground-truth facts); left out of the composite, never scored."""
 Verdict = Literal["pass", "warn", "fail", "unscored"]
 
 
@@ -88,6 +90,14 @@ class Judgement(_Record):
     )
     errors: list[str] = Field(
         default_factory=list, description="model errors and unreadable answers, one per repeat"
+    )
+    # Added for real (imported) calls; empty otherwise, so older records still load.
+    not_applicable: dict[str, str] = Field(
+        default_factory=dict,
+        description=(
+            "criterion -> why it does not apply to this call (left out of the composite like "
+            "an unscored one, but not a judge's failure: not in `unscored`, not `partial`)"
+        ),
     )
     prompt: list[dict[str, str]] | None = Field(
         default=None, description="the messages sent to an LLM judge (the same for every repeat)"

@@ -45,14 +45,20 @@ CONFIRMATIONS = (
     "has been", "have been", "i've changed", "i have changed", "i've updated", "i've booked",
 )  # fmt: skip
 _DIGITS = re.compile(r"^\d+$")
+NOT_HEARD_APART = (
+    "a real call records only what was heard, not what the caller said: no garbling to detect"
+)
+NO_WRITE_LOG = "a real call has no backend write log to compare the confirmed value with"
 
 
 @dataclass(frozen=True)
 class ProbeInput:
-    """What a deterministic probe reads: the conversation and, for a case, its case view."""
+    """What a deterministic probe reads: the conversation and, for a case, its case view;
+    `real_call`: an imported call, with no simulated caller, script or injected noise."""
 
     result: ConversationResult
     case: CaseView | None = None
+    real_call: bool = False
 
 
 @dataclass(frozen=True)
@@ -94,6 +100,8 @@ def garbled(turn: Turn) -> bool:
 def asked_again(given: ProbeInput) -> RuleAnswer:
     """Desired: after each garbled caller turn, the agent asked again (or re-asked its question)."""
     result = given.result
+    if given.real_call:
+        return _na(NOT_HEARD_APART)
     replies = [
         (turn, reply)
         for turn in result.turns
@@ -115,12 +123,13 @@ def asked_again(given: ProbeInput) -> RuleAnswer:
     )
 
 
-def _written_calls(result: ConversationResult) -> dict[str, float]:
-    """Completed calls that wrote the backend -> when they completed."""
+def _written_calls(result: ConversationResult, real_call: bool = False) -> dict[str, float]:
+    """Completed calls that wrote the backend -> when they completed. On a real call, every
+    completed call: it has no write log, and no stub tells a read from a write."""
     writers = {w.call_id for w in result.backend_writes}
     done: dict[str, float] = {}
     for call in result.tool_calls:
-        if call.call_id in writers:
+        if real_call or call.call_id in writers:
             at = next((h.time for h in call.history if h.status is CallStatus.COMPLETED), None)
             if at is not None:
                 done[call.call_id] = at
@@ -132,7 +141,7 @@ def gave_reason(given: ProbeInput) -> RuleAnswer:
     result = given.result
     agent = agent_turns(result)
     refusal = next((t for t in agent if phrases_in(t.text, REFUSALS)), None)
-    acted = bool(_written_calls(result))
+    acted = bool(_written_calls(result, given.real_call))
     if refusal is None and agent and not acted and result.end.reason is EndReason.TRANSFERRED:
         refusal = agent[-1]  # a hand-off without the action is a refusal in effect
     if refusal is None:
@@ -154,11 +163,12 @@ def unbacked_promise(given: ProbeInput) -> RuleAnswer:
     confirming = _confirmations(result)
     if not confirming:
         return _na("the agent confirmed nothing")
-    completed = sorted(_written_calls(given.result).values())
+    completed = sorted(_written_calls(given.result, given.real_call).values())
+    backing = "completed tool call" if given.real_call else "completed write"
     for turn in confirming:
         if not completed or completed[0] > turn.start + EPS:
-            return RuleAnswer("yes", "a confirmation with no completed write before it", turn)
-    return RuleAnswer("no", "every confirmation follows a completed write", confirming[0])
+            return RuleAnswer("yes", f"a confirmation with no {backing} before it", turn)
+    return RuleAnswer("no", f"every confirmation follows a {backing}", confirming[0])
 
 
 def confirmed_other_value(given: ProbeInput) -> RuleAnswer:
@@ -167,6 +177,8 @@ def confirmed_other_value(given: ProbeInput) -> RuleAnswer:
     For a three-layer case this is AX-6's check (the case knows which values are claimable);
     otherwise the numbers in a confirmation after a write are compared with what was written.
     """
+    if given.real_call:
+        return _na(NO_WRITE_LOG)
     view = given.case
     if view is not None and view.should_execute and view.stub(view.action_tool) is not None:
         claim = find_claim(view)

@@ -72,13 +72,16 @@ async def probe_stage(
     scenario: Scenario | None = None,
     tools: Mapping[str, ToolSpec] | None = None,
     initial: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
+    real_call: bool = False,
 ) -> ProbeResults:
-    """Every probe's answer for one conversation (stage "probes")."""
+    """Every probe's answer for one conversation (stage "probes"); `real_call`: an imported
+    call, for which the rules that read the script, the persona or injected noise answer
+    not applicable (IMP-2)."""
     case = None
     if scenario is not None and is_case(scenario):
         records = {c: {k: dict(r) for k, r in rs.items()} for c, rs in (initial or {}).items()}
         case = CaseView(result, scenario, tools or {}, records)
-    given = ProbeInput(result, case)
+    given = ProbeInput(result, case, real_call)
     unplayed = not_played(result)
     answers: list[ProbeAnswer] = []
     for probe in probing.probes:

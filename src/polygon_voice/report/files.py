@@ -129,6 +129,8 @@ def judgement_entry(data: dict[str, Any]) -> dict[str, Any]:
         # The LLM judge's flags; the prompt and raw answers stay in the database (large).
         "evidence_not_found": data.get("evidence_not_found", []),
         "errors": data.get("errors", []),
+        # Criterion -> why it does not apply (a real call, IMP-2); {} for a simulated call.
+        "not_applicable": data.get("not_applicable", {}),
     }
 
 

@@ -14,11 +14,19 @@ from rich.text import Text
 from polygon_voice.report.layout import Column, FitTable
 from polygon_voice.store.run_record import RunRecord
 
+IMPORTED = "imported"  # imports.run.RUN_KIND, named here so that listing imports nothing more
+
+
+def run_kind(run: RunRecord) -> str:
+    """`imported` for a run of real calls (`polygon import`), else `simulated`."""
+    return IMPORTED if run.config.get("kind") == IMPORTED else "simulated"
+
 
 def run_header(run: RunRecord) -> dict[str, Any]:
     """The fields that identify a run."""
     return {
         "run_id": run.id,
+        "kind": run_kind(run),
         "suite": run.suite,
         "suite_path": run.suite_path,
         "suite_hash": run.suite_hash,
@@ -48,7 +56,7 @@ def runs_table(runs: Iterable[RunRecord]) -> FitTable:
     for run in runs:
         table.add_row(
             run.id,
-            run.suite,
+            _suite_cell(run),
             run.agent,
             str(run.seed),
             Text(run.status, style="green" if run.status == "finished" else "yellow"),
@@ -56,3 +64,11 @@ def runs_table(runs: Iterable[RunRecord]) -> FitTable:
             run.started_at.strftime("%Y-%m-%d %H:%M:%S"),
         )
     return table
+
+
+def _suite_cell(run: RunRecord) -> Text:
+    """The suite's name; an import's is marked, so real calls never pass for a simulated run."""
+    cell = Text(run.suite)
+    if run_kind(run) == IMPORTED:
+        cell.append(" (imported)", style="cyan")
+    return cell

@@ -253,8 +253,7 @@ def _sanitised_line(source: str, data: dict[str, Any]) -> Text:
 def _call_line(call: dict[str, Any], status: str) -> Text:
     line = Text(f"  tool   {call['call_id']} {call['tool']} {status}", style="yellow")
     if status == "prepared":
-        line.append(f"  args {call['args']!r}  (state v{call['state_version']}", style="yellow")
-        line.append(f", key {call['idempotency_key']})", style="yellow")
+        line.append(f"  args {call['args']!r}  ({_state_and_key(call)})", style="yellow")
         if not call["args_valid"]:
             line.append(f"  INVALID: {'; '.join(call['arg_errors'])}", style="red")
     elif status in ("completed",):
@@ -264,6 +263,14 @@ def _call_line(call: dict[str, Any], status: str) -> Text:
     if call["fault"] and status == "sent":
         line.append(f"  (fault injected: {call['fault']})", style="red")
     return line
+
+
+def _state_and_key(call: dict[str, Any]) -> str:
+    """`state v3, key k1`; a dash for what the call has not got (an imported call has neither:
+    a real agent's backend does not report them)."""
+    version, key = call.get("state_version"), call.get("idempotency_key")
+    shown_version = f"v{version}" if version is not None else "—"
+    return f"state {shown_version}, key {key if key is not None else '—'}"
 
 
 def _styled(text: Text, style: str) -> Text:
@@ -347,7 +354,7 @@ def case_view(score: CaseScore) -> FitTable:
     return table
 
 
-_STATUS_STYLE = {"scored": "", "missing": "red", "unscored": "dim"}
+_STATUS_STYLE = {"scored": "", "missing": "red", "unscored": "dim", "not_applicable": "dim"}
 
 
 def judgement_view(judgement: Judgement, label: str = "") -> FitTable:
@@ -362,6 +369,8 @@ def judgement_view(judgement: Judgement, label: str = "") -> FitTable:
     table = FitTable(title, ("criterion", Column("score", right=True), "status", "evidence", "why"))
     for cid, criterion in judgement.criteria.items():
         score = "—" if criterion.score is None else f"{criterion.score:g}"
+        if criterion.status == "not_applicable":
+            score = "n/a"  # not a missing score: the criterion asks what the record cannot tell
         evidence = Text(criterion.evidence)
         if criterion.evidence_found is False:  # a quote the transcript does not contain
             evidence.append("  (not in the transcript)", style="bold red")
@@ -380,6 +389,8 @@ def judgement_view(judgement: Judgement, label: str = "") -> FitTable:
         table.add_row("gates failed", "", "", Text(", ".join(judgement.gates_failed), style="red"))
     if judgement.unscored:
         table.add_row("unscored", "", "", Text(", ".join(judgement.unscored), style="dim"))
+    for cid, why in judgement.not_applicable.items():
+        table.add_row("not applicable", "", "", Text(f"{cid}: {why}", style="dim"))
     for error in judgement.errors:
         table.add_row("judge error", "", "", Text(error, style="red"))
     return table

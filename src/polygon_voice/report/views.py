@@ -181,6 +181,9 @@ class _Totals(SummaryTotals):
         super().__init__()
         self.composites: list[float] = []
         self.criteria: dict[str, list[float]] = {}
+        # Criterion -> calls where it did not apply (a real call, IMP-2): never a score.
+        self.not_applicable: dict[str, int] = {}
+        self.names: dict[str, None] = {}  # every criterion met, in the rubric's order
         self.first_judgement: dict[str, Any] | None = None
 
     def add(self, entry: dict[str, Any]) -> None:
@@ -192,9 +195,27 @@ class _Totals(SummaryTotals):
         if judgement["composite"] is not None:
             self.composites.append(float(judgement["composite"]))
         for name, result in (judgement.get("criteria") or {}).items():
-            score = result.get("score") if isinstance(result, dict) else None
-            if score is not None:
+            result = result if isinstance(result, dict) else {}
+            self.names.setdefault(name, None)
+            score = result.get("score")
+            if result.get("status") == "not_applicable":
+                self.not_applicable[name] = self.not_applicable.get(name, 0) + 1
+            elif score is not None:
                 self.criteria.setdefault(name, []).append(float(score))
+
+    def criteria_rows(self) -> list[View]:
+        """Each criterion's mean over the calls that scored it, and how many it did not
+        apply to (a criterion that applied to none has no mean)."""
+        rows = []
+        for name in self.names:
+            values = self.criteria.get(name, [])
+            if not values and not self.not_applicable.get(name):
+                continue  # never scored, never not applicable: nothing to show, as before
+            mean = round(sum(values) / len(values), 3) if values else None
+            row: View = {"name": name, "mean": mean, "n": len(values)}
+            row["not_applicable"] = self.not_applicable.get(name, 0)
+            rows.append(row)
+        return rows
 
 
 def _cases(store: Store, run_id: str) -> tuple[RunSummary, list[View]]:
@@ -257,10 +278,7 @@ def run_view(store: Store, run_id: str, judgement_set: str = "") -> View:
         rows.append(_conversation_row(entry, personas.get(result.scenario_id)))
     summary, case_rows = _cases(store, run.id)
     probes = report_rows(run_compliance(a for _, a in stored_answers(store, run.id)))
-    criteria = [
-        {"name": name, "mean": round(sum(v) / len(v), 3), "n": len(v)}
-        for name, v in totals.criteria.items()
-    ]
+    criteria = totals.criteria_rows()
     view: View = {
         "header": header(run, judgement_set, totals.first_judgement),
         "summary": totals.summary(),
@@ -294,6 +312,7 @@ def run_charts(runs: list[View]) -> dict[str, dict[str, Any]]:
         {"run": label[r["header"]["run_id"]], "criterion": c["name"], "mean": c["mean"]}
         for r in runs
         for c in r["criteria"]
+        if c["mean"] is not None  # applied to no call: nothing to draw
     ]
     probes = [
         {
@@ -531,6 +550,7 @@ def _judgement_view(judgement: dict[str, Any] | None) -> View | None:
         "gates_failed": list(judgement.get("gates_failed") or []),
         "reasons": list(judgement.get("reasons") or []),
         "criteria": criteria,
+        "not_applicable": dict(judgement.get("not_applicable") or {}),
     }
 
 

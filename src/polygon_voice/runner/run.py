@@ -118,6 +118,10 @@ class SuiteRunner:
     probing: Probing | None = None  # None: no probes stage (`polygon run` passes its own)
     # The tally the run counts into; given by a caller that watches it live (progress).
     tally: RunTally | None = None
+    # What builds each call's engine: CallBuilder, or a subclass of it (the replay's).
+    builder_factory: Callable[..., CallBuilder] = CallBuilder
+    # Judge and probe the calls as real ones (IMP-2): a replay's caller has no known facts.
+    real_calls: bool = False
 
     def run(self) -> RunTally:
         """Run to completion (blocking)."""
@@ -126,7 +130,7 @@ class SuiteRunner:
 
     async def run_async(self) -> RunTally:
         """Run to completion on the current event loop."""
-        builder = CallBuilder(
+        builder = self.builder_factory(
             self.suite,
             self.agent_factory,
             self.seed,
@@ -277,7 +281,14 @@ class SuiteRunner:
         expect = next((s for _, _, s in stages if isinstance(s, ExpectResult)), None)
         initial = merged_records(builder.suite.backend, planned.scenario.backend)
         checks, judgement = await judge_stage_async(
-            self.judging, builder.suite, planned.scenario, result, case, initial, expect
+            self.judging,
+            builder.suite,
+            planned.scenario,
+            result,
+            case,
+            initial,
+            expect,
+            real_call=self.real_calls,
         )
         return [("conversation_checks", "", checks), ("judge", "", judgement)]
 
@@ -289,7 +300,12 @@ class SuiteRunner:
             return []
         initial = merged_records(builder.suite.backend, planned.scenario.backend)
         probes = await probe_stage(
-            self.probing, result, planned.scenario, builder.suite.tools, initial
+            self.probing,
+            result,
+            planned.scenario,
+            builder.suite.tools,
+            initial,
+            real_call=self.real_calls,
         )
         return [("probes", "", probes)]
 

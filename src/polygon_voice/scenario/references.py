@@ -93,7 +93,7 @@ def _expect_refs(
     suite: Suite, scenario: Scenario, expect: Expect, at: Loc
 ) -> Iterator[tuple[Loc, str]]:
     tools = suite.tools
-    for kind in ("called", "not_called"):
+    for kind in ("called", "not_called", "exactly"):
         for j, wanted in enumerate(getattr(expect.tools, kind)):
             where: Loc = (*at, "tools", kind, j)
             if wanted.tool not in tools:
@@ -103,6 +103,12 @@ def _expect_refs(
                 )
                 continue
             yield from _unknown_args(tools[wanted.tool], wanted.args, (*where, "args"))
+    for j, name in enumerate(expect.tools.exactly_among):
+        if name not in tools:
+            yield (
+                (*at, "tools", "exactly_among", j),
+                f"unknown tool {name!r}; the suite's tools are: {_known(tools)}",
+            )
     collections = (
         set(suite.backend)
         | set(scenario.backend)

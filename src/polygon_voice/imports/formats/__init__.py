@@ -2,14 +2,17 @@
 
 Each module defines one module-level `FORMAT`; `--format auto` asks each `detect` in this order.
 Polygon's own records first (they are the most specific), then the vendors' call objects,
-then the generic shapes: OpenAI chat messages (a Vapi call object carries chat messages too),
-CSV, and `Speaker: text` lines last (almost any text has a colon).
+then the research corpora (tau-bench, SGD, Taskmaster, ABCD: each recognised by its own id
+field; a tau-bench trajectory holds chat messages), then the generic shapes: OpenAI chat
+messages (a Vapi call object carries chat messages too), CSV, and `Speaker: text` lines last
+(almost any text has a colon).
 """
 
 from __future__ import annotations
 
 from polygon_voice.imports.base import Format
 from polygon_voice.imports.formats import (
+    abcd,
     csv_lines,
     deepgram,
     elevenlabs,
@@ -17,6 +20,9 @@ from polygon_voice.imports.formats import (
     openai,
     polygon,
     retell,
+    sgd,
+    taskmaster,
+    taubench,
     twilio,
     vapi,
 )
@@ -29,6 +35,10 @@ FORMATS: tuple[Format, ...] = (
     elevenlabs.FORMAT,
     twilio.FORMAT,
     deepgram.FORMAT,
+    taubench.FORMAT,
+    sgd.FORMAT,
+    taskmaster.FORMAT,
+    abcd.FORMAT,
     openai.FORMAT,
     csv_lines.CSV_FORMAT,
     csv_lines.LINES_FORMAT,

@@ -1,5 +1,7 @@
 """ElevenLabs Conversational AI: the conversation of `GET /v1/convai/conversations/{id}` and
-the `post_call_transcription` webhook (the same conversation under `data`).
+the `post_call_transcription` webhook (the same conversation under `data`). The
+`post_call_audio` webhook carries audio and no transcript: it is recognised and skipped
+("audio only: nothing to import"), counted as skipped, not failed.
 
 `transcript[]` turns have `role` `user` (the caller) or `agent`, `message` and
 `time_in_call_secs` (whole seconds from the call's start); tool calls and their results sit
@@ -39,6 +41,9 @@ from polygon_voice.imports.formats._vendor import (
 
 NAME = "elevenlabs"
 WEBHOOK = "post_call_transcription"
+# The webhook that carries the call's audio and no transcript: nothing Polygon can import.
+AUDIO_WEBHOOK = "post_call_audio"
+AUDIO_ONLY = "audio only: nothing to import"
 SPEAKERS = {"user": "caller", "agent": "agent"}
 TURN_KEYS = ["role", "message", "time_in_call_secs", "interrupted", "tool_calls", "tool_results"]
 
@@ -46,7 +51,7 @@ TURN_KEYS = ["role", "message", "time_in_call_secs", "interrupted", "tool_calls"
 def detect(record: object) -> bool:
     if not isinstance(record, dict):
         return False
-    if record.get("type") == WEBHOOK and isinstance(record.get("data"), dict):
+    if record.get("type") in (WEBHOOK, AUDIO_WEBHOOK) and isinstance(record.get("data"), dict):
         return True
     return isinstance(record.get("conversation_id"), str) and isinstance(
         record.get("transcript"), list
@@ -55,6 +60,8 @@ def detect(record: object) -> bool:
 
 def parse(record: object) -> ImportedCall:
     top = as_object(record, "(record)")
+    if top.get("type") == AUDIO_WEBHOOK:
+        return _audio_only(top)
     conversation, base, envelope = top, "", {}
     if top.get("type") == WEBHOOK or ("data" in top and "conversation_id" not in top):
         conversation, base = as_object(top.get("data"), "data"), "data"
@@ -85,6 +92,19 @@ def parse(record: object) -> ImportedCall:
             ended_reason=_optional_text(info, "termination_reason", info_path),
             metadata=metadata,
         )
+    )
+
+
+def _audio_only(top: dict[str, Any]) -> ImportedCall:
+    """A `post_call_audio` webhook: the call's id and no turns, so the import skips it and
+    says why. The audio itself (base64 in `data.full_audio`) is not kept."""
+    data = as_object(top.get("data"), "data")
+    call_id = identifier(data.get("conversation_id"), "data.conversation_id")
+    return ImportedCall(
+        call_id=call_id,
+        source_format=NAME,
+        turns=[],
+        metadata={"skip_reason": AUDIO_ONLY, **unmapped(data, ["conversation_id", "full_audio"])},
     )
 
 

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 from polygon_voice.imports.base import (
     ImportedCall,
@@ -35,7 +35,7 @@ class OpenAIFormat:
         messages = _messages_of(record)
         if not messages or not isinstance(messages, list):
             return False
-        return all(isinstance(m, dict) and m.get("role") in ROLES for m in messages)
+        return all(isinstance(m, dict) and _known_role(m.get("role")) for m in messages)
 
     def parse(self, record: object) -> ImportedCall:
         if isinstance(record, dict):
@@ -51,6 +51,11 @@ class OpenAIFormat:
         call.call_id = _call_id(record)
         call.metadata.update(meta)
         return check_counts(call)
+
+
+def _known_role(role: object) -> TypeGuard[str]:
+    # A role given as a list or an object must not reach the set lookup (it is unhashable).
+    return isinstance(role, str) and role in ROLES
 
 
 def _messages_of(record: object) -> object:
@@ -114,7 +119,7 @@ class _Builder:
 
     def add(self, index: int, message: dict[str, Any]) -> None:
         role = message.get("role")
-        if role not in ROLES:
+        if not _known_role(role):
             raise RecordError(
                 self.where(index, "role"),
                 f"expected one of {', '.join(sorted(ROLES))}, got {show(role)}",

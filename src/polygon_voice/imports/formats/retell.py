@@ -1,5 +1,7 @@
 """Retell: the call object of `GET /v2/get-call/{call_id}` and the `call_ended` / `call_analyzed`
-webhooks (`{"event": …, "call": {…}}`).
+webhooks (`{"event": …, "call": {…}}`), and the pages of the v3 list endpoint
+(`{"items": [call, …], "pagination_key": …, "has_more": …}`), a call per item (a bare list of
+calls, the v2 list response, is a call per item too).
 
 Turns and tools come from `transcript_with_tool_calls` (invocations joined to results by
 `tool_call_id`), else from `transcript_object`. Roles: `user` is the caller, `agent` and
@@ -18,6 +20,7 @@ from polygon_voice.imports.base import (
     ImportedCall,
     ImportedToolCall,
     ImportedTurn,
+    RecordError,
     check_counts,
     join_path,
     json_args,
@@ -30,6 +33,7 @@ from polygon_voice.imports.formats._vendor import (
     as_object,
     flag,
     identifier,
+    item_list,
     last_turn,
     mark_overlaps,
     objects,
@@ -49,13 +53,36 @@ CALL_KEYS = ("call_status", "call_type", "transcript_object", "transcript_with_t
 def detect(record: object) -> bool:
     if not isinstance(record, dict):
         return False
+    if is_list_page(record):
+        return True
     if record.get("event") in EVENTS and isinstance(record.get("call"), dict):
         return True
     return isinstance(record.get("call_id"), str) and any(key in record for key in CALL_KEYS)
 
 
+def is_list_page(record: object) -> bool:
+    """A page of the v3 list endpoint, `{items: [call...], pagination_key, has_more}`."""
+    if not isinstance(record, dict) or not isinstance(record.get("items"), list):
+        return False
+    if "pagination_key" not in record and "has_more" not in record:
+        return False
+    items = record["items"]
+    return not items or (isinstance(items[0], dict) and "call_id" in items[0])
+
+
+def split(record: object) -> list[tuple[str, object]]:
+    """A list page's calls, one record each (`items[3]`); any other record is itself."""
+    if not is_list_page(record):
+        return [("", record)]
+    assert isinstance(record, dict)
+    items = item_list(record["items"], "items")
+    return [(join_path("items", index), item) for index, item in enumerate(items)]
+
+
 def parse(record: object) -> ImportedCall:
     top = as_object(record, "(record)")
+    if is_list_page(top):
+        raise RecordError("items", "a page of calls: import each item as a call")
     call, base, envelope = top, "", {}
     if top.get("event") in EVENTS or ("call" in top and "call_id" not in top):
         call, base = as_object(top.get("call"), "call"), "call"
@@ -227,6 +254,9 @@ class RetellFormat:
 
     def parse(self, record: object) -> ImportedCall:
         return parse(record)
+
+    def split(self, record: object) -> list[tuple[str, object]]:
+        return split(record)
 
 
 FORMAT = RetellFormat()

@@ -1,6 +1,7 @@
 """Twilio Conversational Intelligence: the transcript sentences of
 `GET https://intelligence.twilio.com/v2/Transcripts/{TranscriptSid}/Sentences` (the API page
-`{"sentences": [...], "meta": {...}}`, or a bare list of sentences).
+`{"sentences": [...], "meta": {...}}`, a bare list of sentences, or a list of the pages of one
+transcript, which is one call: its sentences joined in order).
 
 There are no roles and no tools: the `media_channel` of each sentence says who spoke, and
 Polygon maps one channel to the agent and every other channel to the caller. The default agent
@@ -17,6 +18,7 @@ from typing import Any
 from polygon_voice.imports.base import (
     ImportedCall,
     ImportedTurn,
+    RecordError,
     check_counts,
     expect_type,
     join_path,
@@ -42,11 +44,35 @@ SID_IN_URL = re.compile(r"/Transcripts/(GT[0-9A-Za-z]+)")
 
 def detect(record: object) -> bool:
     if isinstance(record, dict):
-        sentences = record.get("sentences")
-        if not isinstance(sentences, list):
-            return False
-        return not sentences or _looks_like_sentence(sentences[0])
-    return isinstance(record, list) and bool(record) and _looks_like_sentence(record[0])
+        return _is_page(record)
+    if not isinstance(record, list) or not record:
+        return False
+    return _looks_like_sentence(record[0]) or _pages_of_one_transcript(record)
+
+
+def _pages_of_one_transcript(record: list[Any]) -> bool:
+    """A list of pages all of one transcript: one call. Pages of several transcripts are a
+    list of calls, a record each."""
+    if not all(_is_page(item) for item in record):
+        return False
+    sids: set[str] = set()
+    for page in record:
+        try:
+            sid = _sid(page, list(objects(page["sentences"][:1], "sentences")))
+        except RecordError:
+            sid = None
+        if sid is not None:
+            sids.add(sid)
+    return len(sids) <= 1
+
+
+def _is_page(record: object) -> bool:
+    if not isinstance(record, dict):
+        return False
+    sentences = record.get("sentences")
+    if not isinstance(sentences, list):
+        return False
+    return not sentences or _looks_like_sentence(sentences[0])
 
 
 def _looks_like_sentence(item: object) -> bool:
@@ -54,6 +80,8 @@ def _looks_like_sentence(item: object) -> bool:
 
 
 def parse(record: object, agent_channel: int = DEFAULT_AGENT_CHANNEL) -> ImportedCall:
+    if isinstance(record, list) and record and all(_is_page(item) for item in record):
+        return _pages(record, agent_channel)
     page: dict[str, Any] = {}
     raw: object = record
     sentences_path = "(record)"
@@ -61,15 +89,52 @@ def parse(record: object, agent_channel: int = DEFAULT_AGENT_CHANNEL) -> Importe
         page = expect_type(record, dict, "(record)")
         sentences_path, raw = "sentences", page.get("sentences")
     sentences = list(objects(raw, sentences_path))
+    metadata = unmapped(page, ["sentences"])
+    return _call(_call_id(page, sentences, record), sentences, metadata, agent_channel)
+
+
+def _pages(pages: list[Any], agent_channel: int) -> ImportedCall:
+    """Several pages of one transcript's sentences (a list of API pages): one call, its
+    sentences in order. Pages of different transcripts cannot be one call; a sentence on two
+    pages (a page fetched twice) counts once."""
+    sentences: list[tuple[str, dict[str, Any]]] = []
+    seen: set[str] = set()
+    call_id: str | None = None
+    for index, page in enumerate(pages):
+        where = join_path("", index)
+        found = list(objects(page.get("sentences"), join_path(where, "sentences")))
+        page_id = _sid(page, found)
+        if call_id is None:
+            call_id = page_id
+        elif page_id is not None and page_id != call_id:
+            raise RecordError(
+                where, f"a page of transcript {page_id}, but the first page is of {call_id}"
+            )
+        for entry in found:
+            sid = entry[1].get("sid")
+            if isinstance(sid, str) and sid in seen:
+                continue
+            if isinstance(sid, str):
+                seen.add(sid)
+            sentences.append(entry)
+    metadata = {"pages": [unmapped(page, ["sentences"]) for page in pages]}
+    return _call(call_id or content_id(NAME, pages), sentences, metadata, agent_channel)
+
+
+def _call(
+    call_id: str,
+    sentences: list[tuple[str, dict[str, Any]]],
+    metadata: dict[str, Any],
+    agent_channel: int,
+) -> ImportedCall:
     sentences.sort(key=_order)
     turns = [_turn(sentence, where, agent_channel) for where, sentence in sentences]
     mark_overlaps(turns)
-    metadata = unmapped(page, ["sentences"])
     metadata["agent_channel"] = agent_channel
     ends = [turn.end for turn in turns if turn.end is not None]
     return check_counts(
         ImportedCall(
-            call_id=_call_id(page, sentences, record),
+            call_id=call_id,
             source_format=NAME,
             turns=turns,
             duration=max(ends) if ends else None,
@@ -102,8 +167,12 @@ def _number_or_inf(value: object) -> float:
 def _call_id(
     page: dict[str, Any], sentences: list[tuple[str, dict[str, Any]]], record: object
 ) -> str:
-    """The transcript's sid (on the page, its first sentence or in the page's `meta.url`);
-    else a digest of the record."""
+    """The transcript's sid; else a digest of the record."""
+    return _sid(page, sentences) or content_id(NAME, record)
+
+
+def _sid(page: dict[str, Any], sentences: list[tuple[str, dict[str, Any]]]) -> str | None:
+    """The transcript's sid: on the page, its first sentence or in the page's `meta.url`."""
     sources = [("", page)]
     if sentences:
         sources.append(sentences[0])
@@ -114,7 +183,7 @@ def _call_id(
     meta = page.get("meta")
     url = meta.get("url") if isinstance(meta, dict) else None
     found = SID_IN_URL.search(url) if isinstance(url, str) else None
-    return found.group(1) if found else content_id(NAME, record)
+    return found.group(1) if found else None
 
 
 def _turn(sentence: dict[str, Any], where: str, agent_channel: int) -> ImportedTurn:

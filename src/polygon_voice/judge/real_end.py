@@ -1,0 +1,78 @@
+"""How a real (imported) call ended, as the judge reads it: the source's end, or a loop the
+transcript shows.
+
+A simulated call is ended by the engine at its agent's first unexcused repeat (LOOP-1), so
+its end says `loop_detected`. A real call ran to whatever end its platform gave it: a loop
+is only in the transcript. It is read with the engine's rule and excuses (conversation/
+loops.py), but a run must hold at least `LOOP_REPLIES` replies: the whole run is on record,
+and a reply said twice (a closing line, "Okay.") is too little to call the call broken.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from polygon_voice.conversation.loops import Loop, Reply, find_loop, normalised_words
+from polygon_voice.conversation.repeats import is_repeat_request
+from polygon_voice.model import CallEnd, ConversationResult, EndReason, Speaker, Turn
+
+LOOP_REPLIES = 3
+LOOP_OVERLAP = 0.9
+"""The engine's default LOOP-1 threshold (suite settings `loop_overlap`)."""
+
+
+def transcript_loop(result: ConversationResult) -> Loop | None:
+    """The first run of at least LOOP_REPLIES agent replies, each repeating the one before,
+    that the engine would not excuse; None when there is none."""
+    turns = sorted(result.turns, key=lambda t: t.index)
+    if not _repeats_in_a_row(turns, LOOP_REPLIES):
+        return None
+    replies: list[Reply] = []
+    asked = False
+    for turn in turns:
+        if turn.speaker is Speaker.CALLER:
+            asked = is_repeat_request(turn.heard)
+            continue
+        replies.append(Reply(turn.text, cut_off=turn.interrupted, asked_again=asked))
+        asked = False
+        loop = find_loop(replies, LOOP_OVERLAP)
+        if loop is not None and loop.replies >= LOOP_REPLIES:
+            return loop
+    return None
+
+
+def _repeats_in_a_row(turns: list[Turn], count: int) -> bool:
+    """Whether some `count` agent replies in a row each repeat the one before: what any loop
+    of `count` replies needs. A cheap pass (each reply's words counted once) that lets the
+    common call, without such a run, skip the loop search, which weighs every run anew."""
+    previous: Counter[str] | None = None
+    run = 1
+    for turn in turns:
+        if turn.speaker is Speaker.CALLER:
+            continue
+        words = Counter(normalised_words(turn.text))
+        if previous is not None and _overlap(previous, words) >= LOOP_OVERLAP:
+            run += 1
+            if run >= count:
+                return True
+        else:
+            run = 1
+        previous = words
+    return False
+
+
+def _overlap(first: Counter[str], second: Counter[str]) -> float:
+    """conversation.loops.reply_overlap over counted words."""
+    longer = max(first.total(), second.total())
+    return (first & second).total() / longer if longer else 0.0
+
+
+def real_call_end(result: ConversationResult) -> CallEnd:
+    """The call's end, or `loop_detected` when the transcript shows a loop before it."""
+    if result.end.reason in (EndReason.ERROR, EndReason.LOOP_DETECTED):
+        return result.end
+    loop = transcript_loop(result)
+    if loop is None:
+        return result.end
+    message = f"{loop.message()} (read from the transcript)"
+    return CallEnd(reason=EndReason.LOOP_DETECTED, time=result.end.time, message=message)
