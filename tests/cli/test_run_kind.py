@@ -82,3 +82,25 @@ def test_the_run_list_names_the_kind_the_import_writes() -> None:
     from polygon_voice.report.run_list import IMPORTED
 
     assert IMPORTED == RUN_KIND
+
+
+@pytest.mark.parametrize(
+    ("config", "kind"),
+    [
+        ({"kind": "imported"}, "imported"),
+        ({"kind": "replay", "replay_of": "abc"}, "replay"),
+        ({}, "simulated"),
+        ({"kind": "something else"}, "simulated"),  # an unknown kind is never taken for real calls
+    ],
+)
+def test_the_kind_of_a_run_is_read_from_its_config(config: dict[str, str], kind: str) -> None:
+    from datetime import UTC, datetime
+
+    from polygon_voice.report.run_list import run_kind
+    from polygon_voice.store import RunRecord
+
+    run = RunRecord(
+        id="r1", suite="s", suite_path="s", suite_hash="h", agent="a", seed=0,
+        started_at=datetime.now(UTC), config=config,
+    )  # fmt: skip
+    assert run_kind(run) == kind

@@ -8,22 +8,16 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
-from polygon_voice.imports.detect import Detector
 from polygon_voice.imports.formats.abcd import FORMAT, UNKNOWN_ACTION
 from tests.imports.fixtures.research_checks import (
+    any_or_near_records,
+    assert_detected_alone,
+    assert_every_damage_parses_or_names_an_error,
+    detect_and_parse,
     formats_detecting,
     near_records,
-    other_fixtures,
 )
-from tests.imports.fixtures.vendor_checks import (
-    JSON_VALUES,
-    error_of,
-    fixture_names,
-    load,
-    mutations,
-    parse_or_error,
-    with_value,
-)
+from tests.imports.fixtures.vendor_checks import error_of, load, with_value
 
 
 def labelled() -> Any:
@@ -107,19 +101,11 @@ def test_a_bad_field_is_named(path: list[str | int], value: Any, where: str) -> 
 
 
 def test_detection_takes_chats_and_nothing_else() -> None:
-    for name in fixture_names("abcd"):
-        assert formats_detecting(load("abcd", name)) == ["abcd"]
-        assert Detector.for_name("auto").choose(load("abcd", name)).name == "abcd"
-    for system, stem, record in other_fixtures("abcd"):
-        assert not FORMAT.detect(record), f"{system}/{stem} taken for an ABCD chat"
-    assert not Detector.for_name("auto").is_record([labelled(), labelled()])
+    assert_detected_alone("abcd")
 
 
 def test_every_single_step_damage_parses_or_names_an_error() -> None:
-    for name in fixture_names("abcd"):
-        for record in mutations(load("abcd", name)):
-            FORMAT.detect(record)
-            parse_or_error(FORMAT.parse, record)
+    assert_every_damage_parses_or_names_an_error("abcd")
 
 
 ABCD_KEYS = ["convo_id", "scenario", "flow", "subflow", "original", "delexed", "speaker"]
@@ -129,16 +115,15 @@ ABCD_VALUES += ["Account has been pulled up for x.", "System Action: search boot
 
 
 @settings(max_examples=300, deadline=None)
-@given(JSON_VALUES | near_records(ABCD_KEYS, ABCD_VALUES))
+@given(any_or_near_records(ABCD_KEYS, ABCD_VALUES))
 def test_fuzz_any_json_gives_a_call_or_a_record_error(record: object) -> None:
-    FORMAT.detect(record)
-    parse_or_error(FORMAT.parse, record)
+    detect_and_parse(FORMAT, record)
 
 
 @settings(max_examples=200, deadline=None)
 @given(near_records(ABCD_KEYS, ABCD_VALUES), near_records(ABCD_KEYS, ABCD_VALUES))
 def test_fuzz_a_chat_with_damaged_lines(original: object, delexed: object) -> None:
-    parse_or_error(FORMAT.parse, {"convo_id": 1, "original": original, "delexed": delexed})
+    detect_and_parse(FORMAT, {"convo_id": 1, "original": original, "delexed": delexed})
 
 
 def test_the_corpus_file_as_published_is_a_call_per_chat_of_each_split() -> None:

@@ -174,3 +174,20 @@ def test_the_command_runs_as_a_user_runs_it(polygon: Polygon, calls: Path) -> No
         check=True,
     )
     assert "import" in listing.stdout.split("demo")[0]
+
+
+def test_each_call_keeps_where_it_was_read(tmp_path: Path) -> None:
+    from polygon_voice.imports.convert import import_entry
+    from polygon_voice.imports.run import ImportOptions, import_calls
+    from polygon_voice.store import Store
+
+    path = tmp_path / "two.jsonl"
+    path.write_text("".join(json.dumps({"id": f"c{n}", "messages": CHAT}) + "\n" for n in (1, 2)))
+    store = Store(f"sqlite:///{tmp_path / 'p.db'}")
+    summary = import_calls(store, ImportOptions(paths=(str(path),)))
+    assert summary.run_id is not None
+    sources = {
+        r.id: (import_entry(r) or {}).get("source")
+        for r in store.iter_conversations(summary.run_id)
+    }
+    assert sources == {"c1": f"{path}:1", "c2": f"{path}:2"}

@@ -4,6 +4,7 @@ verdict counts in the summary, judge failures kept apart, and rejudging an impor
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +20,11 @@ from polygon_voice.imports.judging import (
 )
 from polygon_voice.imports.run import ImportOptions, import_calls
 from polygon_voice.judge import Judging
-from polygon_voice.judge.rubric import V2
 from polygon_voice.model import Expect
 from polygon_voice.store import Store
-from polygon_voice.testing import FakeLLMServer, Rule
+from polygon_voice.testing import FakeLLMServer
 from tests.cli.conftest import Polygon
+from tests.judge.judge_model import judge_failing_first
 
 
 def chat(call_id: str, day: str, *, tool: bool = True, said: str | None = None) -> dict[str, Any]:
@@ -193,18 +194,10 @@ def test_a_judge_that_raises_keeps_the_call_stored_and_says_so(tmp_path: Path) -
         assert store.get_stage_result(summary.run_id or "", "kept", "expect") is None
 
 
-ANSWER = {
-    "criteria": {c.id: {"score": 4, "evidence": "Friday", "reason": "fine"} for c in V2.criteria}
-}
-
-
 @pytest.fixture
-def judge_model(monkeypatch: pytest.MonkeyPatch) -> Any:
+def judge_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLMServer]:
     """The judge role on a fake server: its first request fails for good, the rest answer."""
-    rules = [Rule(role="judge", call=1, error=400, message="bad"), Rule(role="judge", json=ANSWER)]
-    with FakeLLMServer(rules) as server:
-        monkeypatch.setenv("POLYGON_JUDGE_MODEL", "fake")
-        monkeypatch.setenv("POLYGON_JUDGE_BASE_URL", server.base_url)
+    with judge_failing_first(monkeypatch, evidence="Friday") as server:
         yield server
 
 

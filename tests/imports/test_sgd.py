@@ -8,24 +8,17 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
-from polygon_voice.imports.detect import Detector
 from polygon_voice.imports.formats.sgd import FORMAT
 from polygon_voice.imports.run import convert_record
 from polygon_voice.model import CallStatus
 from tests.imports.fixtures.research_checks import (
-    formats_detecting,
+    any_or_near_records,
+    assert_detected_alone,
+    assert_every_damage_parses_or_names_an_error,
+    detect_and_parse,
     near_records,
-    other_fixtures,
 )
-from tests.imports.fixtures.vendor_checks import (
-    JSON_VALUES,
-    error_of,
-    fixture_names,
-    load,
-    mutations,
-    parse_or_error,
-    with_value,
-)
+from tests.imports.fixtures.vendor_checks import error_of, load, with_value
 
 
 def minimal() -> Any:
@@ -114,19 +107,11 @@ def test_a_bad_field_is_named(path: list[str | int], value: Any, where: str) -> 
 
 
 def test_detection_takes_dialogues_and_nothing_else() -> None:
-    for name in fixture_names("sgd"):
-        assert formats_detecting(load("sgd", name)) == ["sgd"]
-        assert Detector.for_name("auto").choose(load("sgd", name)).name == "sgd"
-    for system, stem, record in other_fixtures("sgd"):
-        assert not FORMAT.detect(record), f"{system}/{stem} taken for an SGD dialogue"
-    assert not Detector.for_name("auto").is_record([minimal(), minimal()])
+    assert_detected_alone("sgd")
 
 
 def test_every_single_step_damage_parses_or_names_an_error() -> None:
-    for name in fixture_names("sgd"):
-        for record in mutations(load("sgd", name)):
-            FORMAT.detect(record)
-            parse_or_error(FORMAT.parse, record)
+    assert_every_damage_parses_or_names_an_error("sgd")
 
 
 SGD_KEYS = ["dialogue_id", "services", "turns", "speaker", "utterance", "frames", "service"]
@@ -136,13 +121,12 @@ SGD_VALUES = ["USER", "SYSTEM", "NOTIFY_FAILURE", "ReserveHotel", "1_0001"]
 
 
 @settings(max_examples=300, deadline=None)
-@given(JSON_VALUES | near_records(SGD_KEYS, SGD_VALUES))
+@given(any_or_near_records(SGD_KEYS, SGD_VALUES))
 def test_fuzz_any_json_gives_a_call_or_a_record_error(record: object) -> None:
-    FORMAT.detect(record)
-    parse_or_error(FORMAT.parse, record)
+    detect_and_parse(FORMAT, record)
 
 
 @settings(max_examples=200, deadline=None)
 @given(near_records(SGD_KEYS, SGD_VALUES))
 def test_fuzz_a_dialogue_with_damaged_turns(turns: object) -> None:
-    parse_or_error(FORMAT.parse, {"dialogue_id": "d", "turns": turns})
+    detect_and_parse(FORMAT, {"dialogue_id": "d", "turns": turns})

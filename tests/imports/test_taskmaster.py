@@ -9,22 +9,16 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
-from polygon_voice.imports.detect import Detector
 from polygon_voice.imports.formats.taskmaster import FORMAT
 from tests.imports.fixtures.research_checks import (
+    any_or_near_records,
+    assert_detected_alone,
+    assert_every_damage_parses_or_names_an_error,
+    detect_and_parse,
     formats_detecting,
     near_records,
-    other_fixtures,
 )
-from tests.imports.fixtures.vendor_checks import (
-    JSON_VALUES,
-    error_of,
-    fixture_names,
-    load,
-    mutations,
-    parse_or_error,
-    with_value,
-)
+from tests.imports.fixtures.vendor_checks import error_of, load, with_value
 
 
 def tm4() -> Any:
@@ -127,11 +121,7 @@ def test_a_response_with_no_call_name_is_an_error_naming_the_annotations() -> No
 
 
 def test_detection_takes_dialogues_but_not_the_rating_files() -> None:
-    for name in fixture_names("taskmaster"):
-        assert formats_detecting(load("taskmaster", name)) == ["taskmaster"]
-        assert Detector.for_name("auto").choose(load("taskmaster", name)).name == "taskmaster"
-    for system, stem, record in other_fixtures("taskmaster"):
-        assert not FORMAT.detect(record), f"{system}/{stem} taken for a Taskmaster dialogue"
+    assert_detected_alone("taskmaster")
     rating = {
         "conversation_id": "dlg-r1",
         "context": '[{"role": "user", "text": "a latte"}]',
@@ -139,14 +129,10 @@ def test_detection_takes_dialogues_but_not_the_rating_files() -> None:
         "reward": 1,
     }
     assert formats_detecting(rating) == []
-    assert not Detector.for_name("auto").is_record([tm4(), tm4()])
 
 
 def test_every_single_step_damage_parses_or_names_an_error() -> None:
-    for name in fixture_names("taskmaster"):
-        for record in mutations(load("taskmaster", name)):
-            FORMAT.detect(record)
-            parse_or_error(FORMAT.parse, record)
+    assert_every_damage_parses_or_names_an_error("taskmaster")
 
 
 TM_KEYS = ["conversation_id", "utterances", "index", "speaker", "text", "segments"]
@@ -156,13 +142,12 @@ TM_VALUES += ["api_call_0", "api_response_0", '{"a": 1}', '{"success": false}']
 
 
 @settings(max_examples=300, deadline=None)
-@given(JSON_VALUES | near_records(TM_KEYS, TM_VALUES))
+@given(any_or_near_records(TM_KEYS, TM_VALUES))
 def test_fuzz_any_json_gives_a_call_or_a_record_error(record: object) -> None:
-    FORMAT.detect(record)
-    parse_or_error(FORMAT.parse, record)
+    detect_and_parse(FORMAT, record)
 
 
 @settings(max_examples=200, deadline=None)
 @given(near_records(TM_KEYS, TM_VALUES))
 def test_fuzz_a_dialogue_with_damaged_utterances(utterances: object) -> None:
-    parse_or_error(FORMAT.parse, {"conversation_id": "dlg-x", "utterances": utterances})
+    detect_and_parse(FORMAT, {"conversation_id": "dlg-x", "utterances": utterances})

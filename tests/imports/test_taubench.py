@@ -10,26 +10,18 @@ import pytest
 from hypothesis import given, settings
 
 from polygon_voice.imports.convert import import_entry
-from polygon_voice.imports.detect import Detector
 from polygon_voice.imports.formats.taubench import FORMAT, WRITE_TOOLS, domain_of
 from polygon_voice.imports.run import convert_record
 from polygon_voice.model import CallStatus
 from polygon_voice.model.expect import Expect, ToolsExpectation
 from tests.imports.fixtures.research_checks import (
-    formats_detecting,
+    any_or_near_records,
+    assert_detected_alone,
+    assert_every_damage_parses_or_names_an_error,
+    detect_and_parse,
     near_records,
-    other_fixtures,
 )
-from tests.imports.fixtures.vendor_checks import (
-    JSON_VALUES,
-    error_of,
-    fixture_names,
-    load,
-    mutations,
-    parse_or_error,
-    with_value,
-    without,
-)
+from tests.imports.fixtures.vendor_checks import error_of, fixture_names, load, with_value, without
 
 AIRLINE_WRITES = sorted(WRITE_TOOLS["airline"])
 
@@ -195,22 +187,13 @@ def test_a_bad_field_is_named(path: list[str | int], value: Any, where: str) -> 
 
 
 def test_detection_takes_trajectories_and_nothing_else() -> None:
-    for name in fixture_names("taubench"):
-        assert formats_detecting(load("taubench", name)) == ["taubench"]
-        detector = Detector.for_name("auto")
-        assert detector.choose(load("taubench", name)).name == "taubench"
-        assert detector.ambiguous == {}
-    for system, stem, record in other_fixtures("taubench"):
-        assert not FORMAT.detect(record), f"{system}/{stem} taken for a tau-bench trajectory"
-    # A results file is a list of trajectories: a record per item, not one record.
-    assert not Detector.for_name("auto").is_record([minimal(), minimal()])
+    # Among them: a results file, a list of trajectories, is a record per item, not one record.
+    assert_detected_alone("taubench")
     assert not FORMAT.detect({"task_id": 1, "messages": []})  # the chat must be `traj`
 
 
 def test_every_single_step_damage_parses_or_names_an_error() -> None:
-    for record in mutations(minimal()):
-        FORMAT.detect(record)
-        parse_or_error(FORMAT.parse, record)
+    assert_every_damage_parses_or_names_an_error("taubench")
 
 
 TAU_KEYS = ["task_id", "trial", "reward", "info", "task", "actions", "name", "kwargs", "outputs"]
@@ -219,10 +202,9 @@ TAU_VALUES = ["user", "assistant", "tool", "system", "Error: no", "cancel_reserv
 
 
 @settings(max_examples=300, deadline=None)
-@given(JSON_VALUES | near_records(TAU_KEYS, TAU_VALUES))
+@given(any_or_near_records(TAU_KEYS, TAU_VALUES))
 def test_fuzz_any_json_gives_a_call_or_a_record_error(record: object) -> None:
-    FORMAT.detect(record)
-    parse_or_error(FORMAT.parse, record)
+    detect_and_parse(FORMAT, record)
 
 
 @settings(max_examples=200, deadline=None)
@@ -230,4 +212,4 @@ def test_fuzz_any_json_gives_a_call_or_a_record_error(record: object) -> None:
 def test_fuzz_a_trajectory_with_a_damaged_chat(traj: object) -> None:
     record = copy.deepcopy(minimal())
     record["traj"] = traj
-    parse_or_error(FORMAT.parse, record)
+    detect_and_parse(FORMAT, record)

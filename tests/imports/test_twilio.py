@@ -181,3 +181,138 @@ def test_a_file_of_pages_imports_as_one_call(tmp_path: Any) -> None:
         store.close()
     assert (summary.imported, summary.failed) == (1, [])
     assert [t.text for t in stored.turns][-1] == "Sure, to which day?"
+
+
+# --- pages of one transcript spread over records (files, JSONL lines) ------------------------
+
+
+def _import_files(tmp_path: Any, files: dict[str, str]) -> tuple[Any, list[Any]]:
+    """Write `files`, import them all in one import; the summary and the stored calls."""
+    from polygon_voice.imports.run import ImportOptions, import_calls
+    from polygon_voice.store import Store, resolve_db_url
+
+    paths = []
+    for name, content in files.items():
+        (tmp_path / name).write_text(content, encoding="utf-8")
+        paths.append(str(tmp_path / name))
+    store = Store(resolve_db_url(str(tmp_path / "pages.db")))
+    try:
+        summary = import_calls(store, ImportOptions(tuple(paths)))
+        calls = list(store.iter_conversations(summary.run_id)) if summary.run_id else []
+    finally:
+        store.close()
+    return summary, calls
+
+
+def _page(pages: list[Any], index: int) -> str:
+    import json
+
+    return json.dumps(pages[index])
+
+
+def _texts(call: Any) -> list[str]:
+    return [turn.text for turn in call.turns]
+
+
+WHOLE = ["Thanks for calling.", "I need to move my visit.", "Sure, to which day?"]
+
+
+def test_pages_in_two_files_are_one_call(tmp_path: Any) -> None:
+    pages = load("twilio", "pages")
+    summary, [call] = _import_files(
+        tmp_path, {"p0.json": _page(pages, 0), "p1.json": _page(pages, 1)}
+    )
+    assert (summary.imported, summary.failed, summary.records) == (1, [], 2)
+    assert call.id == "GT0pages"
+    assert _texts(call) == WHOLE
+
+
+def test_pages_on_jsonl_lines_out_of_order_are_one_call_in_order(tmp_path: Any) -> None:
+    pages = load("twilio", "pages")
+    lines = "\n".join([_page(pages, 1), _page(pages, 0)]) + "\n"
+    summary, [call] = _import_files(tmp_path, {"pages.jsonl": lines})
+    assert (summary.imported, summary.failed) == (1, [])
+    assert _texts(call) == WHOLE
+    meta = call.trace[0].data["metadata"]
+    assert [page["meta"]["page"] for page in meta["pages"]] == [0, 1]  # joined in page order
+    assert "pages_incomplete" not in meta
+
+
+def test_a_page_saved_twice_counts_once(tmp_path: Any) -> None:
+    pages = load("twilio", "pages")
+    lines = "\n".join([_page(pages, 0), _page(pages, 1), _page(pages, 0)]) + "\n"
+    summary, [call] = _import_files(tmp_path, {"a.jsonl": lines, "again.json": _page(pages, 1)})
+    assert (summary.imported, summary.failed) == (1, [])
+    assert _texts(call) == WHOLE
+    assert len(call.trace[0].data["metadata"]["pages"]) == 2
+
+
+def test_a_page_of_another_transcript_is_another_call(tmp_path: Any) -> None:
+    import json
+
+    pages = load("twilio", "pages")
+    other = json.loads(_page(pages, 1))
+    other["meta"]["url"] = other["meta"]["url"].replace("GT0pages", "GT0other")
+    other["sentences"][0]["transcript"] = "Another call's last line."
+    lines = "\n".join([_page(pages, 0), json.dumps(other), _page(pages, 1)]) + "\n"
+    summary, calls = _import_files(tmp_path, {"mixed.jsonl": lines})
+    assert (summary.imported, summary.failed) == (2, [])
+    by_id = {call.id: call for call in calls}
+    assert _texts(by_id["GT0pages"]) == WHOLE
+    assert _texts(by_id["GT0other"]) == ["Another call's last line."]
+    assert by_id["GT0other"].trace[0].data["metadata"]["pages_incomplete"] is True  # no page 0
+
+
+def test_a_whole_one_page_transcript_streams_and_a_second_copy_is_refused(tmp_path: Any) -> None:
+    import json
+
+    record = load("twilio", "minimal")
+    record["meta"] = {"page": 0, "next_page_url": None, "url": "/v2/Transcripts/GT1/Sentences"}
+    assert twilio.group_key(record) is None  # complete: not held back
+    line = json.dumps(record)
+    summary, [call] = _import_files(tmp_path, {"one.jsonl": f"{line}\n{line}\n"})
+    assert call.id == "GT1"
+    [failure] = summary.failed
+    assert "imported twice" in failure.message
+
+
+def test_held_back_pages_are_bounded(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from polygon_voice.imports import run
+
+    monkeypatch.setattr(run, "MAX_HELD_RECORDS", 2)
+    pages = load("twilio", "pages")
+    lines = []
+    for number in range(3):  # page 0 of three transcripts, each saying a next page follows
+        page = json.loads(_page(pages, 0))
+        page["meta"]["url"] = page["meta"]["url"].replace("GT0pages", f"GT0t{number}")
+        lines.append(json.dumps(page))
+    summary, calls = _import_files(tmp_path, {"many.jsonl": "\n".join(lines) + "\n"})
+    assert sorted(call.id for call in calls) == ["GT0t0", "GT0t1"]
+    [failure] = summary.failed
+    assert "more than 2 records" in failure.message
+    assert failure.source.endswith("many.jsonl:3")
+
+
+def test_group_key_only_for_a_part_of_a_transcript() -> None:
+    pages = load("twilio", "pages")
+    assert twilio.group_key(pages[0]) == "GT0pages"  # a next page follows
+    assert twilio.group_key(pages[1]) == "GT0pages"  # page 1 without page 0
+    assert twilio.group_key(pages) is None  # the whole transcript in one list
+    assert twilio.group_key(pages[:1]) == "GT0pages"
+    assert twilio.group_key({"sentences": "nope"}) is None
+    assert twilio.group_key([1, 2]) is None
+    assert [p["meta"]["page"] for p in twilio.merge([pages[1], pages[0], [pages[1]]])] == [0, 1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(VENDOR_VALUES, VENDOR_VALUES)
+def test_fuzz_grouping_never_raises(first: object, second: object) -> None:
+    page = {"sentences": [{"media_channel": 1, "transcript": "hi"}], "meta": first}
+    for record in (first, page, [page, second]):
+        key = twilio.group_key(record)
+        assert key is None or isinstance(key, str)
+    merged = twilio.merge([first, page, second, page])
+    assert merged.count(page) == 1  # a page that came twice is kept once
+    parse_or_error(twilio.parse, merged)

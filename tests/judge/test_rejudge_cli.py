@@ -9,14 +9,10 @@ from typing import Any
 
 import pytest
 
-from polygon_voice.judge import V2
 from polygon_voice.store import Store
-from polygon_voice.testing import FakeLLMServer, Rule
+from polygon_voice.testing import FakeLLMServer
 from tests.cli.conftest import EXAMPLE_SUITE, Polygon
-
-ANSWER = {
-    "criteria": {c.id: {"score": 4, "evidence": "order", "reason": "fine"} for c in V2.criteria}
-}
+from tests.judge.judge_model import judge_failing_first
 
 
 def _run(polygon: Polygon, *args: str, exit_code: int = 0) -> dict[str, Any]:
@@ -29,10 +25,7 @@ def _run(polygon: Polygon, *args: str, exit_code: int = 0) -> dict[str, Any]:
 @pytest.fixture
 def judge_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLMServer]:
     """The judge role pointed at a fake server whose first judge call fails for good."""
-    rules = [Rule(role="judge", call=1, error=400, message="bad"), Rule(role="judge", json=ANSWER)]
-    with FakeLLMServer(rules) as server:
-        monkeypatch.setenv("POLYGON_JUDGE_MODEL", "fake")
-        monkeypatch.setenv("POLYGON_JUDGE_BASE_URL", server.base_url)
+    with judge_failing_first(monkeypatch, evidence="order") as server:
         yield server
 
 

@@ -6,7 +6,9 @@ v1 run adds a v2 set and the v1 verdicts stay as they were.
 
 An imported run (`polygon import`) has no suite file: each call's scenario is rebuilt from the
 stored call itself (imports/judging.py), its expectation from the stored `expect` stage or
-the `import` trace entry, and it is judged as a real call (`JudgeInput.real_call`).
+the `import` trace entry, and it is judged as a real call (`JudgeInput.real_call`). So is a
+replay of one (`polygon replay`, config `kind: replay`): its calls' scenarios are rebuilt the
+same way, with the expectation of the imported call each replays.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from polygon_voice.store import RunRecord, Store
 
 JUDGE_STAGE = "judge"
+REPLAY_KIND = "replay"  # api/replay.py's run kind: `polygon replay` of an imported run
 # A call's scenario and suite, and whether it is a real call; None: not in the suite.
 ScenarioOf = Callable[["ConversationResult"], "tuple[Scenario, Suite, bool] | None"]
 # Set names are shown in commands (`--judgement-set NAME`): printable, no spaces, bounded.
@@ -200,6 +203,8 @@ def _scenarios_of(
 
     if given is None and is_imported(record.config):
         return _imported_scenario(record)
+    if given is None and record.config.get("kind") == REPLAY_KIND:
+        return _replayed_scenario(store, record)
     suite = _suite_of(store, record, given)
     scenarios = {scenario.id: scenario for scenario in suite.scenarios}
 
@@ -217,6 +222,31 @@ def _imported_scenario(record: RunRecord) -> ScenarioOf:
 
     def of_call(result: ConversationResult) -> tuple[Scenario, Suite, bool]:
         setup = setup_for(result, stored_expect(result), record.suite, phrases)
+        return setup.scenario, setup.suite, True
+
+    return of_call
+
+
+def _replayed_scenario(store: Store, record: RunRecord) -> ScenarioOf:
+    """A replay's calls are real calls too (the caller's lines are a real person's): each
+    call's scenario is rebuilt as for the imported call it replays (same call id, same
+    scenario id), with the `expect:` block that call kept. The replay's stored `expect`
+    stage is what the judge reads; the block is for the scenario (its tools, and the LLM
+    judge's prompt). When the imported run or call is gone, the scenario has no block."""
+    from polygon_voice.imports.judging import setup_for, stored_expect
+    from polygon_voice.store import StoreError
+
+    source = record.config.get("replay_of")
+    phrases = [str(p) for p in record.config.get("forbidden_phrases") or ()]
+
+    def of_call(result: ConversationResult) -> tuple[Scenario, Suite, bool]:
+        expect = None
+        if isinstance(source, str) and source:
+            try:
+                expect = stored_expect(store.get_conversation(source, result.id))
+            except StoreError:
+                expect = None
+        setup = setup_for(result, expect, record.suite, phrases)
         return setup.scenario, setup.suite, True
 
     return of_call

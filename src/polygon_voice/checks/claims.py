@@ -1007,6 +1007,8 @@ def _claims_done_cached(text: str, language: str) -> bool:
 def _claims_done(text: str, language: str) -> bool:
     try:
         code = _language_code(language)
+        if not _may_claim_done(text, code):
+            return False
         return any(_clause_done(c, code) for c in _clauses(_tokenise(text), code))
     except Exception:  # unreadable text states nothing
         return False
@@ -1060,6 +1062,17 @@ def _starting_here(
     index = _by_first_word(code, table)
     for word in where:
         yield from index.get(word, ())
+
+
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def _may_claim_done(text: str, code: str) -> bool:
+    """Whether any word of the text can start a completion phrase: without one no clause
+    claims anything, and most of what an agent says has none. Every word the tokeniser
+    reads is a run of letters found here too, so this never rules out a claim."""
+    first_words = _done_first_words(code)
+    return any(fold(word) in first_words for word in _LETTERS.findall(text))
 
 
 def _clause_done(words: list[str], code: str) -> bool:

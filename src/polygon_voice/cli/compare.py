@@ -128,5 +128,7 @@ def _divergence(result: dict[str, Any]) -> FitTable:
     parted = FitTable("Divergence points", columns)
     for d in result["divergence"]:
         turn = "never" if d["turn"] is None else str(d["turn"])
-        parted.add_row(d["scenario"], d["a"], d["b"], turn, d["rule"] or "")
+        # Not in the matrix (unscored in some run): its turns are compared all the same.
+        scenario = d["scenario"] if d.get("scored", True) else f"{d['scenario']} (unscored)"
+        parted.add_row(scenario, d["a"], d["b"], turn, d["rule"] or "")
     return parted

@@ -29,8 +29,8 @@ from polygon_voice.cli.common import (
     open_store,
 )
 from polygon_voice.cli.common import print_json as _print_json
+from polygon_voice.cli.judge_options import JudgeRepeatsOption, RubricOption
 from polygon_voice.cli.progress import progress_bar
-from polygon_voice.cli.runs import MAX_JUDGE_REPEATS
 
 if TYPE_CHECKING:
     from polygon_voice.imports.expect_file import ExpectFile
@@ -77,13 +77,8 @@ def import_(
             "model) or none (stored unjudged)."
         ),
     ] = "deterministic",
-    rubric: Annotated[str, typer.Option(help="Rubric: v1, v2, v3 or a rubric YAML file.")] = "v3",
-    judge_repeats: Annotated[
-        int,
-        typer.Option(
-            min=1, max=MAX_JUDGE_REPEATS, help="Judge each call K times; the median score counts."
-        ),
-    ] = 1,
+    rubric: RubricOption = "v3",
+    judge_repeats: JudgeRepeatsOption = 1,
     llm_config: LlmConfigOption = None,
     probes: Annotated[
         Path | None,

@@ -14,7 +14,8 @@ from rich.markup import escape
 
 from polygon_voice.cli.app import app
 from polygon_voice.cli.common import DbOption, LlmConfigOption, console, open_store
-from polygon_voice.cli.runs import MAX_JUDGE_REPEATS, QuietOption
+from polygon_voice.cli.judge_options import JudgeRepeatsOption, RubricOption
+from polygon_voice.cli.runs import QuietOption
 
 
 @app.command()
@@ -23,13 +24,8 @@ def rejudge(
     judge: Annotated[str, typer.Option(help="Who scores: deterministic or llm.")] = (
         "deterministic"
     ),
-    rubric: Annotated[str, typer.Option(help="Rubric: v1, v2, v3 or a rubric YAML file.")] = "v3",
-    judge_repeats: Annotated[
-        int,
-        typer.Option(
-            min=1, max=MAX_JUDGE_REPEATS, help="Judge each call K times; the median score counts."
-        ),
-    ] = 1,
+    rubric: RubricOption = "v3",
+    judge_repeats: JudgeRepeatsOption = 1,
     name: Annotated[
         str | None,
         typer.Option(

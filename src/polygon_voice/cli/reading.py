@@ -129,9 +129,7 @@ def _show_run(
     if as_json:
         print_json(run_document(store, record, judgement_set, keep))
         return
-    title = (
-        f"Run {record.id}: {record.suite} with {record.agent} (seed {record.seed}, {record.status})"
-    )
+    title = f"Run {record.id}: {_who(record)}"
     if patterns:
         title += f", scenarios {' '.join(patterns)}"
     verdicts = call_verdicts(store, record.id, judgement_set)
@@ -230,6 +228,26 @@ def _print_call_failures(
         console.print(f"[yellow]not exercised:[/] {escape(visible(entry['not_exercised']))}")
 
 
+# Runs of real calls: no simulated caller, no ground-truth facts, so no three-layer cases.
+REAL_CALL_KINDS = ("imported", "replay")
+GATE_NOT_APPLICABLE = "not applicable: real calls have no three-layer cases"
+
+
+def _gate_not_applicable(record: RunRecord, as_json: bool) -> None:
+    """IMP-2: the gate neither passes nor fails a run of real calls; said, exit 0."""
+    kind = record.config.get("kind")
+    if as_json:
+        print_json({"run_id": record.id, "agent": record.agent, "kind": kind,
+                    "applicable": False, "passed": None, "reason": GATE_NOT_APPLICABLE,
+                    "checks": [], "not_exercised": []})  # fmt: skip
+    else:
+        console.print(
+            f"Release gate for run {record.id} ({escape(record.agent)}, {kind}): "
+            f"{GATE_NOT_APPLICABLE} (IMP-2)"
+        )
+    raise typer.Exit(0)
+
+
 @app.command()
 def gate(
     run_id: Annotated[str, typer.Argument(help="Run id (a unique prefix is enough).")],
@@ -238,7 +256,8 @@ def gate(
 ) -> None:
     """The release gate of a stored run: exit 0 when it passes, 1 when it fails.
 
-    The gate's four checks read the run's three-layer cases; a run without any exits 2.
+    The gate's four checks read the run's three-layer cases; a run without any exits 2. For
+    real calls (an imported run, or its replay) the gate is not applicable (IMP-2): exit 0.
     """
     from polygon_voice.report import case_summary
     from polygon_voice.store import StoreError
@@ -249,6 +268,8 @@ def gate(
         summary = case_summary(store, record.id)
     except StoreError as exc:
         fail(str(exc))
+    if summary is None and record.config.get("kind") in REAL_CALL_KINDS:
+        _gate_not_applicable(record, as_json)
     if summary is None:
         fail(f"run {record.id} has no three-layer cases to gate (suite {record.suite})")
     result = summary.gate()
@@ -265,3 +286,12 @@ def gate(
     if summary.skipped:
         console.print(not_exercised_table(summary, "Not exercised (the gate ignores them)"))
     raise typer.Exit(0 if result["passed"] else 1)
+
+
+def _who(record: RunRecord) -> str:
+    """What the run played: the suite and agent with its seed, or, for real calls, whose."""
+    from polygon_voice.report.run_list import IMPORTED, run_kind
+
+    if run_kind(record) == IMPORTED:
+        return f"{record.suite}, real calls imported ({record.status})"
+    return f"{record.suite} with {record.agent} (seed {record.seed}, {record.status})"

@@ -61,10 +61,17 @@ def analysis(result: dict[str, Any]) -> str:
     elif result["divergence"]:
         lines.append("The conversations never part: every compared pair is turn for turn alike.")
     if result["incomparable"]:
-        lines.append(
+        line = (
             f"{len(result['incomparable'])} scenario(s) lack a result in some run and are "
-            f"left out as incomparable: {', '.join(result['incomparable'])}."
+            f"left out of the matrix as incomparable: {', '.join(result['incomparable'])}."
         )
+        turned = {d["scenario"] for d in result["divergence"] if not d.get("scored", True)}
+        if turned:
+            line += (
+                f" {len(turned)} of them have a call in every run, unscored in some, so "
+                "their turns are compared all the same."
+            )
+        lines.append(line)
     return "\n".join(lines)
 
 

@@ -1,4 +1,8 @@
-"""Read runs from the store and build the comparison (CMP-1, -2, -4, -5, RUB-6).
+"""Read runs from the store and build the comparison (CMP-1, -2, -3, -4, -5, RUB-6).
+
+The matrix holds the scenarios with a score in every run (CMP-5); the divergence points
+(CMP-3) are about turns, not scores, so they are computed for every scenario with a call in
+every run, scored or not (an imported call and its replay, both unscored, still part).
 
 Everything is streamed per run except one conversation per scenario (the first by index),
 which the divergence point needs in full.
@@ -186,10 +190,27 @@ def matrix(runs: list[RunData]) -> tuple[list[dict[str, Any]], list[str]]:
     return rows, incomparable
 
 
+def turn_scenarios(runs: list[RunData], scored: list[str]) -> list[str]:
+    """The scenarios whose turns are compared (CMP-3): every scenario with a call in every
+    run, scored or not. The matrix's scenarios first, in its order, then the rest (calls
+    without a score: an imported call without an expectation is unscored) by id."""
+    in_all: set[str] = set(runs[0].first_call) if runs else set()
+    for run in runs[1:]:
+        in_all &= set(run.first_call)
+    rest = sorted(in_all - set(scored))
+    return [s for s in scored if s in in_all] + rest
+
+
 def divergences(
-    store: Store, runs: list[RunData], scenarios: list[str], steps: Steps | None = None
+    store: Store,
+    runs: list[RunData],
+    scenarios: list[str],
+    steps: Steps | None = None,
+    scored: set[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """CMP-3 for every comparable scenario and pair of runs, on each run's first call."""
+    """CMP-3 for each scenario of `scenarios` with a call in every run, for every pair of
+    runs, on each run's first call; `scored`: the matrix's scenarios (default: all), each
+    row saying whether its scenario is one (`scored` false: compared by turns only)."""
     rows: list[dict[str, Any]] = []
     for scenario in scenarios:
         if steps is not None:
@@ -208,6 +229,7 @@ def divergences(
                     "b": b.record.id,
                     "turn": point.turn,
                     "rule": point.rule,
+                    "scored": scored is None or scenario in scored,
                 }
             )
     return rows
@@ -232,12 +254,14 @@ def compare(
         raise CompareError(f"a run is named twice: {', '.join(ids)}")
     check_rubrics(runs)
     rows, incomparable = matrix(runs)
-    told.more(len(rows))
+    scored = [row["scenario"] for row in rows]
+    compared = turn_scenarios(runs, scored)
+    told.more(len(compared))
     cards = []
     for r in runs:
         cards.append(scorecard(store, r))
         told.done(f"scorecard of run {r.record.id}")
-    diverged = divergences(store, runs, [row["scenario"] for row in rows], told)
+    diverged = divergences(store, runs, compared, told, set(scored))
     result: dict[str, Any] = {
         "configs": [config_row(r.record) for r in runs],
         "rubric_version": next((r.rubric for r in runs if r.rubric), None),

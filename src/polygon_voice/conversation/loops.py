@@ -20,6 +20,7 @@ before; a reply that is not a repeat starts a new run.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections import Counter
@@ -65,6 +66,22 @@ class Loop:
 
 def normalised_words(text: str) -> list[str]:
     """Lower-case words with punctuation and diacritics stripped."""
+    if len(text) <= CACHED_WORDS_CHARS:
+        return list(_cached_words(text))
+    return _words(text)
+
+
+CACHED_WORDS_CHARS = 500
+"""The checks, the judge's rules and the loop rule each read a turn's words: a turn is split
+once (a bounded cache of turns up to this long, so hostile input cannot grow it)."""
+
+
+@functools.lru_cache(maxsize=2048)
+def _cached_words(text: str) -> tuple[str, ...]:
+    return tuple(_words(text))
+
+
+def _words(text: str) -> list[str]:
     if text.isascii():  # the common case, and hot (every check that compares replies)
         return _WORD.findall(text.lower())  # NFKD and the combining marks change no ASCII
     decomposed = unicodedata.normalize("NFKD", text.casefold())

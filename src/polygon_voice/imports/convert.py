@@ -40,7 +40,7 @@ MIN_TURN = 0.6
 GAP = 0.3
 
 # Checked in order: the first pattern found in the normalised reason wins.
-_END_PATTERNS: tuple[tuple[str, EndReason], ...] = (
+_END_RULES: tuple[tuple[str, EndReason], ...] = (
     (r"transfer|forward", EndReason.TRANSFERRED),
     (r"error|fail|crash|exception|unavailable", EndReason.ERROR),
     (r"(customer|caller|user|client|inactivity|voicemail).*(hang|end|left|disconnect)|"
@@ -49,19 +49,24 @@ _END_PATTERNS: tuple[tuple[str, EndReason], ...] = (
      r"(hang|end|disconnect).*(assistant|agent|bot)", EndReason.AGENT_HANGUP),
     (r"max.?(turn|message)", EndReason.TURN_LIMIT),
 )  # fmt: skip
+_END_PATTERNS = tuple((re.compile(pattern), reason) for pattern, reason in _END_RULES)
 
 
 def end_reason(text: str | None) -> EndReason:
     """The EndReason a source's free-text ended reason means; DEFAULT_END when unclear."""
     if not text:
         return DEFAULT_END
-    key = re.sub(r"[^a-z]+", "-", text.casefold())
-    if key.strip("-") in {value.value.replace("_", "-") for value in EndReason}:
+    key = _NOT_LETTERS.sub("-", text.casefold())
+    if key.strip("-") in _OWN_REASONS:
         return EndReason(key.strip("-").replace("-", "_"))
     for pattern, reason in _END_PATTERNS:
-        if re.search(pattern, key):
+        if pattern.search(key):
             return reason
     return DEFAULT_END
+
+
+_NOT_LETTERS = re.compile(r"[^a-z]+")
+_OWN_REASONS = frozenset(value.value.replace("_", "-") for value in EndReason)
 
 
 def to_conversation(call: ImportedCall, scenario_id: str | None = None) -> ConversationResult:

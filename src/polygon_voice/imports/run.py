@@ -11,6 +11,11 @@ simulated one, stages expect, conversation_checks, judge and probes: stored with
 in the same transaction when nothing waits for a model; when a model judges, the call and
 its expectation check are committed first and the judgement after, so a judge model that
 never answers never loses a call (the failure is counted and said, as `polygon run` does).
+
+Records stream, one at a time, except the parts of a call spread over several records (the
+pages of a Twilio transcript in separate files or lines): a format that says so with
+`group_key(record)` has those records held back (at most MAX_HELD_RECORDS) and joined with
+its `merge(records)` at the end of the input, then parsed once as one record.
 """
 
 from __future__ import annotations
@@ -37,6 +42,9 @@ RUN_KIND = "imported"
 DEFAULT_NAME = "import"
 VERDICTS = ("pass", "warn", "fail", "unscored")
 EXPECTATIONS = ("met", "not_met", "not_exercised")
+# Parts of calls (pages of a paged transcript) held back until the end of the input to be
+# joined: what the import keeps in memory beyond one record at a time.
+MAX_HELD_RECORDS = 1_000
 
 
 @dataclass(frozen=True)
@@ -136,8 +144,14 @@ class _Importer:
         self.judging = judging
         self.detector = Detector.for_name(options.format_name, options.agent_label)
         self.summary = ImportSummary(ambiguous=self.detector.ambiguous)
-        self.seen: dict[str, str] = {}  # call id -> the source that had it first
+        # The ids of the expect file that an imported call had (bounded by the file): the
+        # import keeps no set of every call id it saw, so memory stays flat in the records.
+        self.expect_matched: set[str] = set()
         self.files: dict[str, None] = {}
+        # Parts of one call spread over records (a Twilio transcript's pages), held back
+        # until the end of the input: (format, key) -> the format and the parts, in order.
+        self.held: dict[tuple[str, str], tuple[Format, list[tuple[Source, object]]]] = {}
+        self.held_count = 0
 
     def run(self) -> ImportSummary:
         try:
@@ -149,14 +163,17 @@ class _Importer:
                 else:
                     self.summary.files_read.add(item.source.file)
                     for source, value, fmt in self._split(item):
-                        self._one(source, value, fmt)
+                        self._take(source, value, fmt)
                 if self.progress is not None:
                     self.progress(self.summary)
+            self._join_held()
+            if self.progress is not None and self.held_count:
+                self.progress(self.summary)
         finally:
             if self.judging is not None:
                 self.judging.close()
         if self.options.expect_file is not None:
-            self.summary.expect_unused = self.options.expect_file.unused(self.seen)
+            self.summary.expect_unused = self.options.expect_file.unused(self.expect_matched)
         self._finish()
         return self.summary
 
@@ -180,6 +197,45 @@ class _Importer:
             source = item.source if not label else _with_part(item.source, label)
             yield source, value, fmt
 
+    def _take(self, source: Source, value: object, fmt: Format | None) -> None:
+        """Import the record now, or hold it back when it is only a part of its call."""
+        key = _group_key(fmt, value)
+        if fmt is None or key is None:
+            self._one(source, value, fmt)
+            return
+        if self.held_count >= MAX_HELD_RECORDS:
+            self._fail(
+                source,
+                RecordError(
+                    "",
+                    f"more than {MAX_HELD_RECORDS} records are parts of calls (pages of "
+                    f"{key} and others) held back to be joined; import fewer files at a "
+                    "time, or join each call's parts into one record",
+                ),
+            )
+            return
+        _, parts = self.held.setdefault((fmt.name, key), (fmt, []))
+        parts.append((source, value))
+        self.held_count += 1
+
+    def _join_held(self) -> None:
+        """Each held-back group parsed once, as one record, where its first part was."""
+        groups, self.held = self.held, {}
+        for (_, key), (fmt, parts) in groups.items():
+            first = parts[0][0]
+            label = f"{key}: {len(parts)} part{'s' if len(parts) != 1 else ''}"
+            if len(parts) > 1:
+                label += ", also " + ", ".join(str(source) for source, _ in parts[1:4])
+                label += ", ..." if len(parts) > 4 else ""
+            source = _with_part(first, label)
+            merge: Callable[[list[object]], object] = getattr(fmt, "merge")  # noqa: B009
+            try:
+                merged = merge([value for _, value in parts])
+            except Exception as exc:  # a parser bug must not stop the import
+                self._fail(source, RecordError("", f"joining the parts failed: {exc}"))
+                continue
+            self._one(source, merged, fmt)
+
     def _one(self, source: Source, value: object, fmt: Format | None) -> None:
         assert fmt is not None
         try:
@@ -192,17 +248,22 @@ class _Importer:
                     Failure(str(source), "", f"call {call.call_id}: {reason}")
                 )
                 return
-            self._check_duplicate(call, source)
+            if not call.call_id:
+                raise RecordError("call_id", "the call has no id")
             entry = self._file_entry(call)
             expect = self._expect(call, entry)
             result = convert_record(call, self._scenario_id(call, entry))
+            _note_source(result, source)
             self._store(result, expect, source)
         except RecordError as exc:
             self._fail(source, exc)
 
     def _file_entry(self, call: ImportedCall) -> ExpectEntry | None:
         expect_file = self.options.expect_file
-        return expect_file.get(call.call_id) if expect_file is not None else None
+        entry = expect_file.get(call.call_id) if expect_file is not None else None
+        if entry is not None:
+            self.expect_matched.add(call.call_id)
+        return entry
 
     def _expect(self, call: ImportedCall, entry: ExpectEntry | None) -> Expect | None:
         """The call's expectation: the expect file's entry, else the record's own; the one
@@ -234,16 +295,6 @@ class _Importer:
         if value is None:
             self.summary.scenario_key_missing += 1
         return value
-
-    def _check_duplicate(self, call: ImportedCall, source: Source) -> None:
-        if not call.call_id:
-            raise RecordError("call_id", "the call has no id")
-        first = self.seen.get(call.call_id)
-        if first is not None:
-            raise RecordError(
-                "call_id", f"call {call.call_id!r} is imported twice: first from {first}"
-            )
-        self.seen[call.call_id] = str(source)
 
     def _store(self, result: ConversationResult, expect: Expect | None, source: Source) -> None:
         from polygon_voice.store import StoreError
@@ -279,9 +330,16 @@ class _Importer:
     def _commit(self, run_id: str, result: ConversationResult, stages: list[StageResult]) -> None:
         """The call and its stages in one transaction; a refusal fails the record."""
         from polygon_voice.store import StoreError
+        from polygon_voice.store.errors import ConversationExists
 
         try:
             self.store.add_conversation_with_results(run_id, self.summary.imported, result, stages)
+        except ConversationExists:
+            # The store's unique key finds a call given twice; the first copy says where from.
+            first = _stored_source(self.store, run_id, result.id)
+            raise RecordError(
+                "call_id", f"call {result.id!r} is imported twice: first from {first}"
+            ) from None
         except StoreError as exc:
             raise RecordError("", str(exc)) from None
         self.summary.imported += 1
@@ -432,6 +490,19 @@ def convert_record(call: ImportedCall, scenario_id: str | None = None) -> Conver
     return result
 
 
+def _group_key(fmt: Format | None, value: object) -> str | None:
+    """The format's `group_key(record)` when it has one (a record that is a part of a call
+    whose other parts may be in other records); None: the record is a whole call."""
+    group_key = getattr(fmt, "group_key", None)
+    if group_key is None or getattr(fmt, "merge", None) is None:
+        return None
+    try:
+        key = group_key(value)
+    except Exception:  # never raises by contract; a bug only means no grouping
+        return None
+    return key if isinstance(key, str) and key else None
+
+
 def _is_expect(data: object) -> TypeGuard[ExpectResult]:
     from polygon_voice.model import ExpectResult
 
@@ -447,6 +518,28 @@ def _expectation(result: Any) -> str:
 def _agent_column(agent_label: str | None) -> str:
     """What `polygon runs` shows as the agent: that the run is an import, and whose calls."""
     return f"{RUN_KIND} ({agent_label})" if agent_label else RUN_KIND
+
+
+def _note_source(result: ConversationResult, source: Source) -> None:
+    """Keep where the call was read (`calls.jsonl:12`) in its `import` trace entry."""
+    from polygon_voice.imports.convert import import_entry
+
+    entry = import_entry(result)
+    if entry is not None:
+        entry["source"] = str(source)
+
+
+def _stored_source(store: Store, run_id: str, call_id: str) -> str:
+    """Where the stored copy of a call was read; "an earlier record" when it does not say."""
+    from polygon_voice.imports.convert import import_entry
+    from polygon_voice.store import StoreError
+
+    try:
+        entry = import_entry(store.get_conversation(run_id, call_id))
+    except StoreError:
+        entry = None
+    source = entry.get("source") if entry is not None else None
+    return source if isinstance(source, str) else "an earlier record of this import"
 
 
 def _with_part(source: Source, label: str) -> Source:

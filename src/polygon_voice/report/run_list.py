@@ -15,11 +15,14 @@ from polygon_voice.report.layout import Column, FitTable
 from polygon_voice.store.run_record import RunRecord
 
 IMPORTED = "imported"  # imports.run.RUN_KIND, named here so that listing imports nothing more
+REPLAY = "replay"  # api.replay.RUN_KIND: an imported run's callers against another agent
 
 
 def run_kind(run: RunRecord) -> str:
-    """`imported` for a run of real calls (`polygon import`), else `simulated`."""
-    return IMPORTED if run.config.get("kind") == IMPORTED else "simulated"
+    """`imported` for a run of real calls (`polygon import`), `replay` for their callers played
+    against another agent (`polygon replay`), else `simulated`."""
+    kind = run.config.get("kind")
+    return kind if kind in (IMPORTED, REPLAY) else "simulated"
 
 
 def run_header(run: RunRecord) -> dict[str, Any]:
@@ -69,6 +72,7 @@ def runs_table(runs: Iterable[RunRecord]) -> FitTable:
 def _suite_cell(run: RunRecord) -> Text:
     """The suite's name; an import's is marked, so real calls never pass for a simulated run."""
     cell = Text(run.suite)
-    if run_kind(run) == IMPORTED:
-        cell.append(" (imported)", style="cyan")
+    kind = run_kind(run)
+    if kind != "simulated":
+        cell.append(f" ({kind})", style="cyan")
     return cell

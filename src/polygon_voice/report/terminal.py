@@ -133,6 +133,11 @@ def conversation_view(result: ConversationResult) -> RenderableType:
         for entry in result.trace
         if entry.kind == "text_sanitised"
     )
+    rows.extend(
+        ((_instant(entry.time), float(entry.seq)), _replay_line(entry.kind, entry.data))
+        for entry in result.trace
+        if entry.kind in _REPLAY_MARKS
+    )
     for write in result.backend_writes:
         line = Text(
             f"  write  {write.collection}/{write.record}.{write.field}: "
@@ -238,6 +243,36 @@ def _turn_line(speaker: Speaker, text: str, heard: str, turn: Any) -> Text:
     ]
     if flags:
         line.append(f"  [{', '.join(flags)}]", style="yellow")
+    return line
+
+
+# The marks a replay leaves in its calls' traces (replay/caller.py), shown where they fell:
+# after the new agent's answer, before the recorded caller line that no longer fits it.
+_REPLAY_MARKS = ("replay_mismatch", "replay_handover")
+
+
+def _replay_line(kind: str, data: dict[str, Any]) -> Text:
+    """A replay mark as one timeline line; every value is shown, never interpreted (the
+    quoted turns are a real call's text)."""
+
+    def field(name: str) -> str:
+        return visible(str(data.get(name, "?")))
+
+    if kind == "replay_handover":
+        return Text(
+            f"  replay handed over to the LLM caller at recorded caller line {field('line')} "
+            f"({field('remaining')} line(s) not played)",
+            style="red",
+        )
+    line = Text(
+        f"  replay mismatch at turn {field('turn')}, before recorded caller line "
+        f"{field('line')} (rule {field('rule')}, then {field('action')}): {field('reason')}",
+        style="red",
+    )
+    for label, name in (("recorded agent", "recorded"), ("new agent", "new"),
+                        ("next caller line", "next_line")):  # fmt: skip
+        if data.get(name) is not None:
+            line.append(f"\n           {label}: {field(name)}", style="red")
     return line
 
 

@@ -593,12 +593,11 @@ def comparison_view(
         given.get(card["run_id"]) or run_view(store, card["run_id"], judgement_set)
         for card in result["scorecards"]
     ]
-    matrix_scenarios = {row["scenario"] for row in result["matrix"]}
     return {
         **result,
         "runs": [r["header"] for r in runs],
         "score_changes": score_changes(runs),
-        "side_by_side": _side_by_side(store, result["divergence"], runs, matrix_scenarios),
+        "side_by_side": _side_by_side(store, result["divergence"], runs),
         "charts": run_charts(runs),
     }
 
@@ -645,17 +644,15 @@ def score_changes(runs: list[View]) -> list[View]:
     return changes
 
 
-def _side_by_side(
-    store: Store, diverged: list[View], runs: list[View], scenarios: set[str]
-) -> list[View]:
+def _side_by_side(store: Store, diverged: list[View], runs: list[View]) -> list[View]:
+    """Each divergence row's two first calls turn by turn: the scenarios of the matrix and
+    those compared by turns only (a call in every run, unscored in some)."""
     first_call: dict[tuple[str, str], str] = {}
     for run in runs:
         for row in run["conversations"]:
             first_call.setdefault((run["header"]["run_id"], row["scenario_id"]), row["id"])
     out = []
     for point in diverged:
-        if point["scenario"] not in scenarios:
-            continue
         a = store.get_conversation(point["a"], first_call[(point["a"], point["scenario"])])
         b = store.get_conversation(point["b"], first_call[(point["b"], point["scenario"])])
         placed_a, placed_b = call_turns(a), call_turns(b)

@@ -5,3 +5,7 @@ from __future__ import annotations
 
 class StoreError(Exception):
     """A results-database problem, with a message fit to show the user as is."""
+
+
+class ConversationExists(StoreError):
+    """The run already holds a conversation with this id: a conversation is stored once."""

@@ -15,7 +15,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
 from polygon_voice.model.trace import ConversationResult, TraceEntry
 from polygon_voice.store.engine import open_engine, open_hint
-from polygon_voice.store.errors import StoreError
+from polygon_voice.store.errors import ConversationExists, StoreError
 from polygon_voice.store.leases import LeaseStore
 from polygon_voice.store.migrate import ensure_schema
 from polygon_voice.store.personas import PersonaStore
@@ -419,7 +419,7 @@ class Store(PersonaStore, LeaseStore):
     def _conflict(self, run_id: str, conversation_id: str) -> StoreError:
         with self._reading(f"read run {run_id}") as conn:
             self._require_run(conn, run_id)
-        return StoreError(
+        return ConversationExists(
             f"conversation {conversation_id} is already stored in run {run_id}; "
             "a conversation is stored once"
         )

@@ -1,6 +1,7 @@
 """Small pieces shared by the parsers of vendor call logs (Vapi, Retell, LiveKit, ElevenLabs,
-Twilio, Deepgram): checked access to list items, unmapped fields kept, tool calls joined to their
-results, and barge-in inferred from overlapping speech.
+Twilio, Deepgram) and of the research corpora (SGD, Taskmaster, ABCD): checked access to list
+items, unmapped fields kept, tool calls joined to their results, barge-in inferred from
+overlapping speech, and the format objects built from a module's `detect` and `parse`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import itertools
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Self
 
 from polygon_voice.imports.base import (
@@ -20,10 +22,12 @@ from polygon_voice.imports.base import (
     ImportedToolCall,
     ImportedTurn,
     RecordError,
+    Speaker,
     expect_type,
     join_path,
     json_result,
     show,
+    timestamp,
 )
 
 # A list of turns and tool events longer than this is refused before it is walked.
@@ -60,6 +64,19 @@ def text(value: object, where: str) -> str:
     return expect_type(value, str, where)
 
 
+def optional_text(obj: Mapping[str, Any], key: str, base: str) -> str | None:
+    """The text field `key` of `obj` (found at `base`), None when absent or null."""
+    value = obj.get(key)
+    return None if value is None else text(value, join_path(base, key))
+
+
+def optional_time(obj: Mapping[str, Any], key: str, base: str) -> datetime | None:
+    """The time field `key` of `obj` (ISO 8601, epoch seconds or milliseconds), None when
+    absent or null."""
+    value = obj.get(key)
+    return None if value is None else timestamp(value, join_path(base, key))
+
+
 def required_text(value: object, where: str) -> str:
     """A string the record must carry (a role, a type): missing or null is an error."""
     if value is None:
@@ -84,6 +101,13 @@ def flag(value: object, where: str) -> bool:
     if value is None:
         return False
     return expect_type(value, bool, where)
+
+
+def speaker_of(name: str, speakers: Mapping[str, Speaker], where: str) -> Speaker:
+    """The side a source's speaker name stands for; a name the source never uses is an error."""
+    if name not in speakers:
+        raise RecordError(where, f"expected {' or '.join(speakers)}, got {show(name)}")
+    return speakers[name]
 
 
 def unmapped(obj: Mapping[str, Any], mapped: Iterable[str]) -> dict[str, Any]:
@@ -172,6 +196,33 @@ def mark_overlaps(turns: list[ImportedTurn]) -> None:
         if following.start < current.end - OVERLAP_SECONDS:
             current.interrupted = True
             current.extra["interrupted_by"] = "overlapping speech"
+
+
+@dataclass(frozen=True)
+class RecordFormat:
+    """A format that is a module's `detect` and `parse` functions, one call per record."""
+
+    name: str
+    description: str
+    detector: Callable[[object], bool]
+    parser: Callable[[object], ImportedCall]
+
+    def detect(self, record: object) -> bool:
+        return self.detector(record)
+
+    def parse(self, record: object) -> ImportedCall:
+        return self.parser(record)
+
+
+@dataclass(frozen=True)
+class SplitFormat(RecordFormat):
+    """A format one of whose records can hold many calls (a list page, a corpus file): the
+    import asks `split` for the parts and parses each as a record of its own."""
+
+    splitter: Callable[[object], list[tuple[str, object]]]
+
+    def split(self, record: object) -> list[tuple[str, object]]:
+        return self.splitter(record)
 
 
 @dataclass(frozen=True)

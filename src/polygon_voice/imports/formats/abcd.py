@@ -16,7 +16,6 @@ kept as metadata with the rest of the `scenario`; they are labels, never used to
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from polygon_voice.imports.base import (
@@ -31,6 +30,7 @@ from polygon_voice.imports.base import (
     show,
 )
 from polygon_voice.imports.formats._vendor import (
+    SplitFormat,
     ToolJoin,
     as_object,
     identifier,
@@ -204,19 +204,10 @@ def _metadata(chat: dict[str, Any], *, matched: bool) -> dict[str, Any]:
     return metadata
 
 
-@dataclass(frozen=True)
-class ABCDFormat:
-    name: str = NAME
-    description: str = "ABCD customer-service chats, agent actions as tool calls"
-
-    def detect(self, record: object) -> bool:
-        return detect(record)
-
-    def parse(self, record: object) -> ImportedCall:
-        return parse(record)
-
-    def split(self, record: object) -> list[tuple[str, object]]:
-        return split(record)
-
-
-FORMAT = ABCDFormat()
+FORMAT = SplitFormat(
+    name=NAME,
+    description="ABCD customer-service chats, agent actions as tool calls",
+    detector=detect,
+    parser=parse,
+    splitter=split,
+)

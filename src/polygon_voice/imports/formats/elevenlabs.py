@@ -12,8 +12,6 @@ termination reason and language.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from polygon_voice.imports.base import (
@@ -25,15 +23,17 @@ from polygon_voice.imports.base import (
     json_args,
     optional_seconds,
     show,
-    timestamp,
 )
 from polygon_voice.imports.formats._vendor import (
+    RecordFormat,
     ToolJoin,
     as_object,
     flag,
     identifier,
     last_turn,
     objects,
+    optional_text,
+    optional_time,
     required_text,
     text,
     unmapped,
@@ -84,12 +84,12 @@ def parse(record: object) -> ImportedCall:
             source_format=NAME,
             turns=history.turns,
             tool_calls=history.tools.finished(),
-            started_at=_started_at(info, info_path),
+            started_at=optional_time(info, "start_time_unix_secs", info_path),
             duration=optional_seconds(
                 info.get("call_duration_secs"), join_path(info_path, "call_duration_secs")
             ),
-            language=_optional_text(info, "main_language", info_path),
-            ended_reason=_optional_text(info, "termination_reason", info_path),
+            language=optional_text(info, "main_language", info_path),
+            ended_reason=optional_text(info, "termination_reason", info_path),
             metadata=metadata,
         )
     )
@@ -106,16 +106,6 @@ def _audio_only(top: dict[str, Any]) -> ImportedCall:
         turns=[],
         metadata={"skip_reason": AUDIO_ONLY, **unmapped(data, ["conversation_id", "full_audio"])},
     )
-
-
-def _started_at(info: dict[str, Any], where: str) -> datetime | None:
-    value = info.get("start_time_unix_secs")
-    return None if value is None else timestamp(value, join_path(where, "start_time_unix_secs"))
-
-
-def _optional_text(info: dict[str, Any], key: str, where: str) -> str | None:
-    value = info.get(key)
-    return None if value is None else text(value, join_path(where, key))
 
 
 class _History:
@@ -199,16 +189,9 @@ class _History:
                 tool_call.extra["result"] = kept
 
 
-@dataclass(frozen=True)
-class ElevenLabsFormat:
-    name: str = NAME
-    description: str = "ElevenLabs conversations and post_call_transcription webhooks"
-
-    def detect(self, record: object) -> bool:
-        return detect(record)
-
-    def parse(self, record: object) -> ImportedCall:
-        return parse(record)
-
-
-FORMAT = ElevenLabsFormat()
+FORMAT = RecordFormat(
+    name=NAME,
+    description="ElevenLabs conversations and post_call_transcription webhooks",
+    detector=detect,
+    parser=parse,
+)

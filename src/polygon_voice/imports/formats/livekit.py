@@ -10,7 +10,6 @@ times become seconds from the first item's `created_at`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,6 +25,7 @@ from polygon_voice.imports.base import (
     show,
 )
 from polygon_voice.imports.formats._vendor import (
+    RecordFormat,
     ToolJoin,
     as_object,
     content_id,
@@ -223,16 +223,9 @@ def _content(value: object, where: str) -> tuple[str, list[Any]]:
     return " ".join(part.strip() for part in spoken if part.strip()), others
 
 
-@dataclass(frozen=True)
-class LiveKitFormat:
-    name: str = NAME
-    description: str = "LiveKit Agents session history (items) and session reports"
-
-    def detect(self, record: object) -> bool:
-        return detect(record)
-
-    def parse(self, record: object) -> ImportedCall:
-        return parse(record)
-
-
-FORMAT = LiveKitFormat()
+FORMAT = RecordFormat(
+    name=NAME,
+    description="LiveKit Agents session history (items) and session reports",
+    detector=detect,
+    parser=parse,
+)

@@ -12,8 +12,6 @@ A result flagged `successful: true` can still carry an error in its content: bot
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from polygon_voice.imports.base import (
@@ -26,9 +24,9 @@ from polygon_voice.imports.base import (
     json_args,
     optional_seconds,
     show,
-    timestamp,
 )
 from polygon_voice.imports.formats._vendor import (
+    SplitFormat,
     ToolJoin,
     as_object,
     flag,
@@ -37,6 +35,8 @@ from polygon_voice.imports.formats._vendor import (
     last_turn,
     mark_overlaps,
     objects,
+    optional_text,
+    optional_time,
     required_text,
     result_error,
     text,
@@ -105,24 +105,14 @@ def parse(record: object) -> ImportedCall:
             source_format=NAME,
             turns=history.turns,
             tool_calls=history.tools.finished(),
-            started_at=_started_at(call, base),
+            started_at=optional_time(call, "start_timestamp", base),
             duration=optional_seconds(
                 call.get("duration_ms"), join_path(base, "duration_ms"), "ms"
             ),
-            ended_reason=_optional_text(call, "disconnection_reason", base),
+            ended_reason=optional_text(call, "disconnection_reason", base),
             metadata=metadata,
         )
     )
-
-
-def _started_at(call: dict[str, Any], base: str) -> datetime | None:
-    value = call.get("start_timestamp")
-    return None if value is None else timestamp(value, join_path(base, "start_timestamp"))
-
-
-def _optional_text(call: dict[str, Any], key: str, base: str) -> str | None:
-    value = call.get(key)
-    return None if value is None else text(value, join_path(base, key))
 
 
 def _word_times(call: dict[str, Any], base: str) -> list[tuple[object, object, str]]:
@@ -244,19 +234,10 @@ def _span(words: object, where: str) -> tuple[float | None, float | None]:
     return start, end
 
 
-@dataclass(frozen=True)
-class RetellFormat:
-    name: str = NAME
-    description: str = "Retell call objects and call_ended / call_analyzed webhooks"
-
-    def detect(self, record: object) -> bool:
-        return detect(record)
-
-    def parse(self, record: object) -> ImportedCall:
-        return parse(record)
-
-    def split(self, record: object) -> list[tuple[str, object]]:
-        return split(record)
-
-
-FORMAT = RetellFormat()
+FORMAT = SplitFormat(
+    name=NAME,
+    description="Retell call objects and call_ended / call_analyzed webhooks",
+    detector=detect,
+    parser=parse,
+    splitter=split,
+)

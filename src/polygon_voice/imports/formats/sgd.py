@@ -13,7 +13,6 @@ dialogue field are kept as metadata. These are labels: kept, never used to judge
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from polygon_voice.imports.base import (
@@ -25,15 +24,16 @@ from polygon_voice.imports.base import (
     check_counts,
     join_path,
     json_args,
-    show,
 )
 from polygon_voice.imports.formats._vendor import (
+    RecordFormat,
     ToolJoin,
     as_object,
     identifier,
     last_turn,
     objects,
     required_text,
+    speaker_of,
     text,
     unmapped,
 )
@@ -58,7 +58,10 @@ def parse(record: object) -> ImportedCall:
     turns: list[ImportedTurn] = []
     tools = ToolJoin()
     for where, turn in objects(dialogue.get("turns"), "turns"):
-        speaker = _speaker(turn.get("speaker"), join_path(where, "speaker"))
+        speaker_where = join_path(where, "speaker")
+        speaker = speaker_of(
+            required_text(turn.get("speaker"), speaker_where), SPEAKERS, speaker_where
+        )
         frames = list(objects(turn.get("frames") or [], join_path(where, "frames")))
         for frame_where, frame in frames:
             tool_call = _service_call(frame, frame_where, last_turn(turns))
@@ -78,13 +81,6 @@ def parse(record: object) -> ImportedCall:
             metadata=unmapped(dialogue, ["turns"]),
         )
     )
-
-
-def _speaker(value: object, where: str) -> Speaker:
-    name = required_text(value, where)
-    if name not in SPEAKERS:
-        raise RecordError(where, f"expected USER or SYSTEM, got {show(name)}")
-    return SPEAKERS[name]
 
 
 def _service_call(
@@ -123,16 +119,9 @@ def _failure(frame: dict[str, Any], where: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class SGDFormat:
-    name: str = NAME
-    description: str = "Schema-Guided Dialogue (SGD) dialogues with service calls"
-
-    def detect(self, record: object) -> bool:
-        return detect(record)
-
-    def parse(self, record: object) -> ImportedCall:
-        return parse(record)
-
-
-FORMAT = SGDFormat()
+FORMAT = RecordFormat(
+    name=NAME,
+    description="Schema-Guided Dialogue (SGD) dialogues with service calls",
+    detector=detect,
+    parser=parse,
+)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from polygon_voice.imports.base import (
@@ -33,12 +32,14 @@ from polygon_voice.imports.base import (
     show,
 )
 from polygon_voice.imports.formats._vendor import (
+    RecordFormat,
     ToolJoin,
     as_object,
     identifier,
     objects,
     required_text,
     result_error,
+    speaker_of,
     text,
     unmapped,
 )
@@ -84,15 +85,14 @@ def parse(record: object) -> ImportedCall:
 
 def _turn(utterance: dict[str, Any], where: str) -> ImportedTurn:
     speaker_where = join_path(where, "speaker")
-    speaker = required_text(utterance.get("speaker"), speaker_where).lower()
-    if speaker not in SPEAKERS:
-        raise RecordError(speaker_where, f"expected user or assistant, got {show(speaker)}")
+    name = required_text(utterance.get("speaker"), speaker_where).lower()
+    speaker = speaker_of(name, SPEAKERS, speaker_where)
     extra = unmapped(utterance, ["speaker", "text", "annotations", "apis"])
     others = _other_annotations(utterance.get("annotations"))
     if others:
         extra["annotations"] = others
     return ImportedTurn(
-        speaker=SPEAKERS[speaker],
+        speaker=speaker,
         text=text(utterance.get("text"), join_path(where, "text")),
         extra=extra,
     )
@@ -224,16 +224,9 @@ def _api_list(raw: object, where: str, after_turn: int) -> list[ImportedToolCall
     return calls
 
 
-@dataclass(frozen=True)
-class TaskmasterFormat:
-    name: str = NAME
-    description: str = "Taskmaster dialogues, their API calls as tool calls"
-
-    def detect(self, record: object) -> bool:
-        return detect(record)
-
-    def parse(self, record: object) -> ImportedCall:
-        return parse(record)
-
-
-FORMAT = TaskmasterFormat()
+FORMAT = RecordFormat(
+    name=NAME,
+    description="Taskmaster dialogues, their API calls as tool calls",
+    detector=detect,
+    parser=parse,
+)

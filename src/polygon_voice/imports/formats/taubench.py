@@ -33,6 +33,7 @@ from polygon_voice.imports.base import (
     show,
 )
 from polygon_voice.imports.formats._vendor import (
+    RecordFormat,
     as_object,
     identifier,
     item_list,
@@ -243,16 +244,9 @@ def _not_finite(value: str | int | float) -> bool:
     return isinstance(value, float) and not math.isfinite(value)
 
 
-@dataclass(frozen=True)
-class TauBenchFormat:
-    name: str = NAME
-    description: str = "tau-bench (v1) trajectories, their gold actions as expect:"
-
-    def detect(self, record: object) -> bool:
-        return detect(record)
-
-    def parse(self, record: object) -> ImportedCall:
-        return parse(record)
-
-
-FORMAT = TauBenchFormat()
+FORMAT = RecordFormat(
+    name=NAME,
+    description="tau-bench (v1) trajectories, their gold actions as expect:",
+    detector=detect,
+    parser=parse,
+)

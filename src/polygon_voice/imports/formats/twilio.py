@@ -12,7 +12,9 @@ another with `parse(record, agent_channel=2)` or `FORMAT.with_agent_channel(2)`.
 
 from __future__ import annotations
 
+import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from polygon_voice.imports.base import (
@@ -117,8 +119,82 @@ def _pages(pages: list[Any], agent_channel: int) -> ImportedCall:
             if isinstance(sid, str):
                 seen.add(sid)
             sentences.append(entry)
-    metadata = {"pages": [unmapped(page, ["sentences"]) for page in pages]}
+    metadata: dict[str, Any] = {"pages": [unmapped(page, ["sentences"]) for page in pages]}
+    if not pages_complete(pages):
+        # Said, not refused: the pages there are still make a call worth reading.
+        metadata["pages_incomplete"] = True
     return _call(call_id or content_id(NAME, pages), sentences, metadata, agent_channel)
+
+
+def pages_complete(pages: list[Any]) -> bool:
+    """Whether these pages hold the whole transcript: page 0 (or a page with no number and
+    no previous page) is there, and the page after each page with a `next_page_url`."""
+    numbers = {number for page in pages if (number := _page_number(page)) is not None}
+    for page in pages:
+        meta = page.get("meta") if isinstance(page, dict) else None
+        meta = meta if isinstance(meta, dict) else {}
+        number = _page_number(page)
+        if meta.get("next_page_url") and (number is None or number + 1 not in numbers):
+            return False
+        if number is None and meta.get("previous_page_url"):
+            return False
+        if number is not None and number > 0 and number - 1 not in numbers:
+            return False
+    return True
+
+
+def _page_number(page: object) -> int | None:
+    meta = page.get("meta") if isinstance(page, dict) else None
+    number = meta.get("page") if isinstance(meta, dict) else None
+    if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+        return None
+    return number
+
+
+def _as_pages(record: object) -> list[Any] | None:
+    """The pages of a record that is one page or a list of pages; None for anything else."""
+    if _is_page(record):
+        return [record]
+    if isinstance(record, list) and record and all(_is_page(item) for item in record):
+        return record
+    return None
+
+
+def group_key(record: object) -> str | None:
+    """The transcript sid of a record that is only part of its transcript's pages (its
+    other pages may be in another file or line): the importer holds such records back and
+    joins them by this key. None for a whole transcript, or pages without a sid."""
+    pages = _as_pages(record)
+    if pages is None or pages_complete(pages):
+        return None
+    for page in pages:
+        try:
+            sid = _sid(page, list(objects(page["sentences"][:1], "sentences")))
+        except RecordError:
+            continue  # the parse will name the bad field
+        if sid is not None:
+            return sid
+    return None
+
+
+def merge(records: list[object]) -> list[Any]:
+    """The pages of one transcript from several records, as one list of pages: in page
+    order, a page that came twice kept once (`_pages` then drops a repeated sentence)."""
+    pages: list[Any] = []
+    seen: set[str] = set()
+    for record in records:
+        for page in _as_pages(record) or []:
+            digest = json.dumps(page, sort_keys=True, default=str)
+            if digest not in seen:
+                seen.add(digest)
+                pages.append(page)
+    pages.sort(key=_page_order)  # stable: pages without a number keep their order, last
+    return pages
+
+
+def _page_order(page: object) -> float:
+    number = _page_number(page)
+    return float("inf") if number is None else number
 
 
 def _call(
@@ -204,7 +280,18 @@ def _channel(value: object, where: str) -> int:
     return expect_type(value, int, where)
 
 
-FORMAT = ChannelFormat(
+@dataclass(frozen=True)
+class TwilioFormat(ChannelFormat):
+    """The channel format, and the pages of one transcript joined across records."""
+
+    def group_key(self, record: object) -> str | None:
+        return group_key(record)
+
+    def merge(self, records: list[object]) -> object:
+        return merge(records)
+
+
+FORMAT = TwilioFormat(
     NAME,
     "Twilio Conversational Intelligence transcript sentences (by media channel)",
     DEFAULT_AGENT_CHANNEL,

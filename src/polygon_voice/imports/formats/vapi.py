@@ -9,7 +9,6 @@ epoch milliseconds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeGuard
 
@@ -24,6 +23,7 @@ from polygon_voice.imports.base import (
     timestamp,
 )
 from polygon_voice.imports.formats._vendor import (
+    RecordFormat,
     ToolJoin,
     as_object,
     identifier,
@@ -237,16 +237,9 @@ def _epoch_length(message: dict[str, Any], where: str) -> float | None:
     return ended - began
 
 
-@dataclass(frozen=True)
-class VapiFormat:
-    name: str = NAME
-    description: str = "Vapi end-of-call reports (webhook envelope or bare) and call objects"
-
-    def detect(self, record: object) -> bool:
-        return detect(record)
-
-    def parse(self, record: object) -> ImportedCall:
-        return parse(record)
-
-
-FORMAT = VapiFormat()
+FORMAT = RecordFormat(
+    name=NAME,
+    description="Vapi end-of-call reports (webhook envelope or bare) and call objects",
+    detector=detect,
+    parser=parse,
+)
