@@ -177,3 +177,22 @@ def test_fuzz_vapi_like_json(record: object) -> None:
             }
         },
     )
+
+
+@pytest.mark.parametrize(
+    ("result", "error"),
+    [
+        ('{"error": "backend timeout"}', "backend timeout"),
+        ({"error": {"code": 503}}, '{"code": 503}'),
+        ("Error: backend timeout", None),  # plain text: kept as the result, no failure read in
+        ('{"ok": true, "error": null}', None),
+    ],
+)
+def test_a_result_that_holds_an_error_is_a_failed_call(result: object, error: str | None) -> None:
+    report = load("vapi", "rich")
+    messages = report["message"]["artifact"]["messages"]
+    reschedule = next(m for m in messages if m.get("toolCallId") == "call_9")
+    reschedule["result"] = result
+    call = vapi.parse(report)
+    [tool_call] = [c for c in call.tool_calls if c.call_id == "call_9"]
+    assert tool_call.error == error

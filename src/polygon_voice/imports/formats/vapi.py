@@ -31,6 +31,7 @@ from polygon_voice.imports.formats._vendor import (
     mark_overlaps,
     objects,
     required_text,
+    result_error,
     text,
     unmapped,
 )
@@ -205,6 +206,9 @@ class _History:
         tool_call.end = optional_seconds(
             message.get("secondsFromStart"), join_path(where, "secondsFromStart")
         )
+        # Vapi's result message has no failure flag: a result that says `{"error": ...}` is
+        # the tool's failure (the content counts, as for Retell).
+        tool_call.error = result_error(tool_call.result)
         kept = unmapped(message, ["role", "toolCallId", "name", "result", "secondsFromStart"])
         if kept:
             tool_call.extra["result_message"] = kept
