@@ -260,16 +260,11 @@ async def judge_call(
     judging: Judging, result: ConversationResult, setup: CallSetup, expect: ExpectResult | None
 ) -> tuple[ConversationChecks, Judgement]:
     """The conversation checks and the judgement of one real call (`real_call=True`)."""
-    from polygon_voice.judge import judge_conversation_async
-    from polygon_voice.judge.run import judge_input
+    from polygon_voice.judge.run import judge_stage_async
 
-    given = judge_input(
-        setup.suite, setup.scenario, result, None, NO_RECORDS, expect, real_call=True
+    return await judge_stage_async(
+        judging, setup.suite, setup.scenario, result, None, NO_RECORDS, expect, real_call=True
     )
-    judgement = await judge_conversation_async(
-        judging.judge, judging.rubric, given, judging.repeats
-    )
-    return given.checks, judgement
 
 
 async def probe_call(probing: Probing, result: ConversationResult, setup: CallSetup) -> Any:

@@ -12,14 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from polygon_voice.agents import AgentContext
 from polygon_voice.caller.base import Caller
 from polygon_voice.conversation import CallSetup, ConversationEngine
 from polygon_voice.model import EndReason, Persona
 from polygon_voice.replay.caller import OnMismatch, ReplayCaller, ReplayHooks
 from polygon_voice.replay.plan import ReplayedCall
 from polygon_voice.replay.stubs import RecordedAnswers, ReplayStub
-from polygon_voice.runner.build import AgentBuildError, CallBuilder, merged_records
+from polygon_voice.runner.build import CallBuilder, merged_records
 from polygon_voice.runner.plan import PlannedCall
 from polygon_voice.seeding import derive_seed
 from polygon_voice.tools import Backend, ToolSet
@@ -92,17 +91,7 @@ class ReplayCallBuilder(CallBuilder):
         tools = ReplayToolSet(base, RecordedAnswers.of(call.tool_calls), notes).open(
             backend, seed_parts=(self.run_seed, setup.conversation_id)
         )
-        context = AgentContext(
-            conversation_id=setup.conversation_id,
-            scenario_id=setup.scenario_id,
-            language=setup.language,
-            seed=derive_seed(self.run_seed, setup.conversation_id, "agent"),
-            tools=self.suite.tools,
-        )
-        try:
-            agent = self.agent_factory(context)
-        except Exception as exc:
-            raise AgentBuildError(f"{type(exc).__name__}: {exc}") from exc
+        agent = self.build_agent(setup.conversation_id, setup.scenario_id, setup.language)
         caller = ReplayCaller(
             call,
             self.on_mismatch,

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from polygon_voice.agents import AgentContext, AgentFactory
+from polygon_voice.agents import Agent, AgentContext, AgentFactory
 from polygon_voice.caller.factory import CallerContext, make_caller
 from polygon_voice.conversation import CallSetup, ConversationEngine, Hearing
 from polygon_voice.model import (
@@ -68,17 +68,7 @@ class CallBuilder:
         tools = self._toolset(planned.scenario).open(
             backend, seed_parts=(self.run_seed, planned.conversation_id)
         )
-        context = AgentContext(
-            conversation_id=planned.conversation_id,
-            scenario_id=planned.scenario.id,
-            language=setup.language,
-            seed=derive_seed(self.run_seed, planned.conversation_id, "agent"),
-            tools=self.suite.tools,
-        )
-        try:
-            agent = self.agent_factory(context)
-        except Exception as exc:
-            raise AgentBuildError(f"{type(exc).__name__}: {exc}") from exc
+        agent = self.build_agent(planned.conversation_id, planned.scenario.id, setup.language)
         caller = make_caller(
             planned.scenario,
             CallerContext(
@@ -125,6 +115,20 @@ class CallBuilder:
         if level not in self._hearings:
             self._hearings[level] = hearing(level)
         return self._hearings[level]
+
+    def build_agent(self, conversation_id: str, scenario_id: str, language: str) -> Agent:
+        """The call's agent from the factory; AgentBuildError when the factory fails."""
+        context = AgentContext(
+            conversation_id=conversation_id,
+            scenario_id=scenario_id,
+            language=language,
+            seed=derive_seed(self.run_seed, conversation_id, "agent"),
+            tools=self.suite.tools,
+        )
+        try:
+            return self.agent_factory(context)
+        except Exception as exc:
+            raise AgentBuildError(f"{type(exc).__name__}: {exc}") from exc
 
     def _toolset(self, scenario: Scenario) -> ToolSet:
         if scenario.id not in self._toolsets:

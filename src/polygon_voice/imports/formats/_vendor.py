@@ -25,6 +25,7 @@ from polygon_voice.imports.base import (
     Speaker,
     expect_type,
     join_path,
+    json_args,
     json_result,
     show,
     timestamp,
@@ -176,10 +177,64 @@ class ToolJoin:
         tool_call.extra["has_result"] = True
         return tool_call
 
+    def request_of(
+        self,
+        item: dict[str, Any],
+        where: str,
+        keys: tuple[str, str, str],
+        *,
+        start: float | None,
+        after_turn: int | None,
+        extra: dict[str, Any],
+    ) -> None:
+        """`call` for a source item that holds the call's id, tool and arguments under `keys`."""
+        call_id, tool, args = tool_request(item, where, keys)
+        tool_call = ImportedToolCall(
+            call_id=call_id, tool=tool, args=args, start=start, after_turn=after_turn, extra=extra
+        )
+        self.call(tool_call, where)
+
+    def result_of(
+        self,
+        item: dict[str, Any],
+        where: str,
+        *,
+        id_key: str,
+        name_key: str,
+        result_key: str,
+        after_turn: int | None,
+    ) -> ImportedToolCall:
+        """`result` for a source item that names the call's id, the tool and the result under
+        these keys (a missing tool name is `unknown`: the id is what joins the result)."""
+        call_id = identifier(item.get(id_key), join_path(where, id_key))
+        tool = text(item.get(name_key), join_path(where, name_key)) or "unknown"
+        return self.result(call_id, tool, item.get(result_key), where, after_turn=after_turn)
+
     def finished(self) -> list[ImportedToolCall]:
         for tool_call in self.calls:
             tool_call.extra.pop("has_result", None)
         return self.calls
+
+
+def tool_request(
+    item: dict[str, Any], where: str, keys: tuple[str, str, str]
+) -> tuple[str, str, dict[str, Any]]:
+    """A tool call's (id, tool, arguments), read from `item` under `keys` (id, name, arguments),
+    each error naming its field."""
+    id_key, name_key, args_key = keys
+    call_id = identifier(item.get(id_key), join_path(where, id_key))
+    return (call_id, *named_arguments(item, where, name_key, args_key))
+
+
+def named_arguments(
+    item: dict[str, Any], where: str, name_key: str, args_key: str
+) -> tuple[str, dict[str, Any]]:
+    """A tool call's (tool, arguments), for a source that nests them apart from the call's id
+    (Vapi's `function`)."""
+    return (
+        identifier(item.get(name_key), join_path(where, name_key)),
+        json_args(item.get(args_key), join_path(where, args_key)),
+    )
 
 
 def mark_overlaps(turns: list[ImportedTurn]) -> None:

@@ -16,11 +16,9 @@ from typing import Any
 
 from polygon_voice.imports.base import (
     ImportedCall,
-    ImportedToolCall,
     ImportedTurn,
     check_counts,
     join_path,
-    json_args,
     optional_seconds,
     show,
 )
@@ -150,18 +148,13 @@ class _History:
             extra = unmapped(call, ["request_id", "tool_name", "params_as_json"])
             if turn_extra:
                 extra["turn"] = turn_extra
-            self.tools.call(
-                ImportedToolCall(
-                    call_id=identifier(call.get("request_id"), join_path(call_where, "request_id")),
-                    tool=identifier(call.get("tool_name"), join_path(call_where, "tool_name")),
-                    args=json_args(
-                        call.get("params_as_json"), join_path(call_where, "params_as_json")
-                    ),
-                    start=start,
-                    after_turn=last_turn(self.turns),
-                    extra=extra,
-                ),
+            self.tools.request_of(
+                call,
                 call_where,
+                ("request_id", "tool_name", "params_as_json"),
+                start=start,
+                after_turn=last_turn(self.turns),
+                extra=extra,
             )
 
     def _tool_results(self, turn: dict[str, Any], where: str, start: float | None) -> None:
@@ -169,12 +162,11 @@ class _History:
         if results is None:
             return
         for result_where, result in objects(results, join_path(where, "tool_results")):
-            call_id = identifier(result.get("request_id"), join_path(result_where, "request_id"))
-            name = text(result.get("tool_name"), join_path(result_where, "tool_name")) or "unknown"
             raw = result.get("result_value")
-            tool_call = self.tools.result(
-                call_id, name, raw, result_where, after_turn=last_turn(self.turns)
-            )
+            tool_call = self.tools.result_of(
+                result, result_where, id_key="request_id", name_key="tool_name",
+                result_key="result_value", after_turn=last_turn(self.turns),
+            )  # fmt: skip
             latency = optional_seconds(
                 result.get("tool_latency_secs"), join_path(result_where, "tool_latency_secs")
             )

@@ -15,12 +15,10 @@ from typing import Any
 
 from polygon_voice.imports.base import (
     ImportedCall,
-    ImportedToolCall,
     ImportedTurn,
     RecordError,
     check_counts,
     join_path,
-    json_args,
     optional_seconds,
     show,
 )
@@ -35,7 +33,6 @@ from polygon_voice.imports.formats._vendor import (
     last_turn,
     objects,
     required_text,
-    text,
     unmapped,
 )
 
@@ -183,24 +180,20 @@ class _History:
         return (created if started is None else started), stopped
 
     def _call(self, item: dict[str, Any], where: str) -> None:
-        self.tools.call(
-            ImportedToolCall(
-                call_id=identifier(item.get("call_id"), join_path(where, "call_id")),
-                tool=identifier(item.get("name"), join_path(where, "name")),
-                args=json_args(item.get("arguments"), join_path(where, "arguments")),
-                start=self.offset(item.get("created_at"), join_path(where, "created_at")),
-                after_turn=last_turn(self.turns),
-                extra=unmapped(item, ["type", "call_id", "name", "arguments", "created_at"]),
-            ),
+        self.tools.request_of(
+            item,
             where,
+            ("call_id", "name", "arguments"),
+            start=self.offset(item.get("created_at"), join_path(where, "created_at")),
+            after_turn=last_turn(self.turns),
+            extra=unmapped(item, ["type", "call_id", "name", "arguments", "created_at"]),
         )
 
     def _output(self, item: dict[str, Any], where: str) -> None:
-        call_id = identifier(item.get("call_id"), join_path(where, "call_id"))
-        name = text(item.get("name"), join_path(where, "name")) or "unknown"
-        tool_call = self.tools.result(
-            call_id, name, item.get("output"), where, after_turn=last_turn(self.turns)
-        )
+        tool_call = self.tools.result_of(
+            item, where, id_key="call_id", name_key="name", result_key="output",
+            after_turn=last_turn(self.turns),
+        )  # fmt: skip
         tool_call.end = self.offset(item.get("created_at"), join_path(where, "created_at"))
         if flag(item.get("is_error"), join_path(where, "is_error")):
             output = item.get("output")

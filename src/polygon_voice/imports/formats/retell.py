@@ -16,12 +16,10 @@ from typing import Any
 
 from polygon_voice.imports.base import (
     ImportedCall,
-    ImportedToolCall,
     ImportedTurn,
     RecordError,
     check_counts,
     join_path,
-    json_args,
     optional_seconds,
     show,
 )
@@ -181,24 +179,20 @@ class _History:
         return other_words, other_path
 
     def _invocation(self, item: dict[str, Any], where: str) -> None:
-        self.tools.call(
-            ImportedToolCall(
-                call_id=identifier(item.get("tool_call_id"), join_path(where, "tool_call_id")),
-                tool=identifier(item.get("name"), join_path(where, "name")),
-                args=json_args(item.get("arguments"), join_path(where, "arguments")),
-                start=optional_seconds(item.get("time_sec"), join_path(where, "time_sec")),
-                after_turn=last_turn(self.turns),
-                extra=unmapped(item, ["role", "tool_call_id", "name", "arguments", "time_sec"]),
-            ),
+        self.tools.request_of(
+            item,
             where,
+            ("tool_call_id", "name", "arguments"),
+            start=optional_seconds(item.get("time_sec"), join_path(where, "time_sec")),
+            after_turn=last_turn(self.turns),
+            extra=unmapped(item, ["role", "tool_call_id", "name", "arguments", "time_sec"]),
         )
 
     def _result(self, item: dict[str, Any], where: str) -> None:
-        call_id = identifier(item.get("tool_call_id"), join_path(where, "tool_call_id"))
-        name = text(item.get("name"), join_path(where, "name")) or "unknown"
-        tool_call = self.tools.result(
-            call_id, name, item.get("content"), where, after_turn=last_turn(self.turns)
-        )
+        tool_call = self.tools.result_of(
+            item, where, id_key="tool_call_id", name_key="name", result_key="content",
+            after_turn=last_turn(self.turns),
+        )  # fmt: skip
         tool_call.end = optional_seconds(item.get("time_sec"), join_path(where, "time_sec"))
         successful = item.get("successful")
         if successful is not None:

@@ -18,7 +18,6 @@ from polygon_voice.imports.base import (
     ImportedTurn,
     check_counts,
     join_path,
-    json_args,
     optional_seconds,
     timestamp,
 )
@@ -29,6 +28,7 @@ from polygon_voice.imports.formats._vendor import (
     identifier,
     last_turn,
     mark_overlaps,
+    named_arguments,
     objects,
     required_text,
     result_error,
@@ -182,13 +182,12 @@ class _History:
             extra.update(unmapped(function, ["name", "arguments"]))
             if shared:
                 extra["message"] = shared
+            tool, args = named_arguments(function, function_path, "name", "arguments")
             self.tools.call(
                 ImportedToolCall(
                     call_id=identifier(call.get("id"), join_path(call_where, "id")),
-                    tool=identifier(function.get("name"), join_path(function_path, "name")),
-                    args=json_args(
-                        function.get("arguments"), join_path(function_path, "arguments")
-                    ),
+                    tool=tool,
+                    args=args,
                     start=start,
                     after_turn=last_turn(self.turns),
                     extra=extra,
@@ -197,12 +196,10 @@ class _History:
             )
 
     def _tool_result(self, message: dict[str, Any], where: str) -> None:
-        call_id = identifier(message.get("toolCallId"), join_path(where, "toolCallId"))
-        name = message.get("name")
-        tool = text(name, join_path(where, "name")) or "unknown"
-        tool_call = self.tools.result(
-            call_id, tool, message.get("result"), where, after_turn=last_turn(self.turns)
-        )
+        tool_call = self.tools.result_of(
+            message, where, id_key="toolCallId", name_key="name", result_key="result",
+            after_turn=last_turn(self.turns),
+        )  # fmt: skip
         tool_call.end = optional_seconds(
             message.get("secondsFromStart"), join_path(where, "secondsFromStart")
         )
