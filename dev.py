@@ -53,7 +53,7 @@ APT_INSTALL = ["apt-get", "install", "-y", "--no-install-recommends"]
 # build. This CPU build is installed first and then held by a constraint, so that resolving
 # the extra cannot replace it.
 TORCH_CPU = "torch==2.13.0"
-TEST_EXTRAS = ("test", "postgres", "llm", "noise", "embeddings", "web")
+TEST_EXTRAS = ("test", "postgres", "llm", "noise", "embeddings", "web", "livekit", "pipecat")
 
 
 def main(argv: list[str]) -> int:

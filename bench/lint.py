@@ -1,8 +1,21 @@
-"""Prompt analysis benchmark: `polygon lint` seconds by prompt size, tiers 1-2.
+"""Prompt analysis benchmark: precision and recall on the labelled corpus; time by size.
 
-    .venv/bin/python bench/lint.py [--sizes 100000,250000,500000,1000000] [--max-tier 2]
-                                   [--seed 1] [--json FILE]
+    .venv/bin/python bench/lint.py [--split dev|heldout|both] [--tiers 1,1+2,1+2+3,judge]
+                                   [--cold] [--json FILE|-] [--misses AXES (dev only)]
+    .venv/bin/python bench/lint.py --scale [--sizes 100000,250000,500000,1000000]
+                                   [--max-tier 2] [--seed 1] [--kind mixed|variants]
+                                   [--json FILE]
 
+Corpus mode (the default) lints every prompt of bench/lint_corpus/ (dev and heldout
+separately) through the Python API, per tier setting: tier 1; 1+2; 1+2+3 (when the
+`embeddings` extra is installed, else said skipped); and all four with the judge on the
+project's fake LLM server (a plumbing check: the fake judge finds nothing). It prints per
+axis precision, recall, F1, span overlap (mean character IoU of matched findings), false
+positives per clean prompt, seconds per prompt (mean, max) and per language, then the
+targets on the held-out part (docs/lint.md), met or missed. The matching rule is in
+polygon_voice/lint/corpus.py and docs/lint.md. It exits non-zero only on errors.
+
+Scale mode (--scale, or any of --sizes/--kind) times synthetic prompts by size.
 The prompts are synthetic, of two kinds (--kind):
 
 * mixed (the default), shaped like a long real prompt: sentences that start as the example
@@ -24,6 +37,7 @@ under 30 s for tiers 1-2. Nothing here is a test.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import random
@@ -32,6 +46,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPTS = (
@@ -140,15 +155,10 @@ def measure(size_bytes: int, max_tier: int, seed: int, kind: str) -> Figure:
     return Figure(len(text.encode("utf-8")), len(Prompt(text).sentences), findings, seconds)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default=",".join(str(s) for s in DEFAULT_SIZES))
-    parser.add_argument("--max-tier", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--kind", choices=KINDS, default="mixed")
-    parser.add_argument("--json", type=Path, default=None)
-    args = parser.parse_args(argv)
-    sizes = [int(s) for s in args.sizes.split(",") if s]
+def scale_main(args: argparse.Namespace) -> int:
+    """Seconds by synthetic prompt size (the --scale mode)."""
+    sizes = [int(s) for s in (args.sizes or ",".join(map(str, DEFAULT_SIZES))).split(",") if s]
+    args.kind = args.kind or "mixed"
     from polygon_voice.lint import lint
 
     lint(PROMPTS[0].read_text("utf-8"), max_tier=args.max_tier, env={})  # warm-up: word lists
@@ -172,6 +182,306 @@ def main(argv: list[str] | None = None) -> int:
         rows = [asdict(f) | {"seconds_per_100kb": f.seconds_per_100kb} for f in figures]
         args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return 0
+
+
+# --- the labelled corpus --------------------------------------------------------------
+
+CORPUS = ROOT / "bench" / "lint_corpus"
+# Tier settings measured on the corpus: name -> highest tier. "judge" runs tier 4 against
+# the project's fake LLM server, which answers no findings: a plumbing check, not a figure.
+SETTINGS = {"1": 1, "1+2": 2, "1+2+3": 3, "judge": 4}
+TARGETS = {"precision": 0.85, "recall": 0.6, "recall_tier3": 0.8, "clean_fp": 0.1}
+TARGET_AXES = ("contradiction", "redundancy")
+
+
+def corpus_linter(max_tier: int, settings: Any = None) -> Callable[[Any], Any]:
+    """A linter of corpus prompts: the language is detected, as `polygon lint` does."""
+    from polygon_voice.lint import lint
+
+    def run(prompt: Any) -> Any:
+        return lint(prompt.prompt, max_tier=max_tier, env={}, settings=settings)
+
+    return run
+
+
+def _fake_judge_settings(base_url: str, cache: Path) -> Any:
+    from polygon_voice.llm import load_llm_config
+
+    env = {"POLYGON_BASE_URL": base_url, "POLYGON_JUDGE_MODEL": "fake"}
+    return load_llm_config(env=env).model_copy(update={"cache_dir": cache})
+
+
+def _cell(value: float | None) -> str:
+    return "   -" if value is None else f"{value:4.2f}"
+
+
+def print_figures(name: str, split: str, figures: Any, note: str = "") -> None:
+    fp = figures.clean_fp_rate
+    mean = sum(figures.seconds) / len(figures.seconds) if figures.seconds else 0.0
+    print(
+        f"\n== tiers {name}, {split}: {figures.prompts} prompts ({figures.clean_prompts} clean)"
+        f"{note}"
+    )
+    print(
+        f"{'axis':<18} {'P':>5} {'R':>5} {'F1':>5} {'IoU':>5} {'finds':>6} {'flaws':>6} "
+        f"{'FP/clean':>8}"
+    )
+    for axis, t in figures.axes.items():
+        per_clean = (
+            figures.clean_findings[axis] / figures.clean_prompts if figures.clean_prompts else None
+        )
+        print(
+            f"{axis:<18} {_cell(t.precision):>5} {_cell(t.recall):>5} {_cell(t.f1):>5} "
+            f"{_cell(t.span_iou):>5} {t.findings:>6} {t.flaws:>6} {_cell(per_clean):>8}"
+        )
+    print(
+        f"false-positive findings per clean prompt: {_cell(fp)}; "
+        f"seconds per prompt: mean {mean:.3f}, max {max(figures.seconds, default=0):.3f}"
+    )
+    print("per language (P/R):" + "".join(f" {a[:13]:>13}" for a in figures.axes))
+    for lang, axes in figures.by_language.items():
+        cells = "".join(f" {_cell(t.precision) + '/' + _cell(t.recall):>13}" for t in axes.values())
+        print(f"  {lang:<17}{cells}")
+
+
+def verdicts(results: dict[str, dict[str, Any]]) -> list[str]:
+    """The targets on the held-out part (docs/lint.md), each said met or missed."""
+    lines = []
+    held = results.get("1+2", {}).get("heldout")
+    if held is not None:
+        for axis in TARGET_AXES:
+            t = held.axes[axis]
+            for what, value in (("precision", t.precision), ("recall", t.recall)):
+                ok = value is not None and value >= TARGETS[what]
+                lines.append(
+                    f"tiers 1+2 {axis} {what} {_cell(value)} >= {TARGETS[what]}: "
+                    f"{'met' if ok else 'MISSED'}"
+                )
+        fp = held.clean_fp_rate
+        ok = fp is not None and fp <= TARGETS["clean_fp"]
+        lines.append(
+            f"tiers 1+2 false positives per clean prompt {_cell(fp)} <= "
+            f"{TARGETS['clean_fp']}: {'met' if ok else 'MISSED'}"
+        )
+    held3 = results.get("1+2+3", {}).get("heldout")
+    if held3 is not None:
+        for axis in TARGET_AXES:
+            value = held3.axes[axis].recall
+            ok = value is not None and value >= TARGETS["recall_tier3"]
+            lines.append(
+                f"tiers 1+2+3 {axis} recall {_cell(value)} >= "
+                f"{TARGETS['recall_tier3']}: {'met' if ok else 'MISSED'}"
+            )
+    return lines
+
+
+def print_misses(prompts: list[Any], report_of: dict[str, Any], axes: list[str]) -> None:
+    """Dev only: each missed flaw and each unmatched finding, for tuning the rules."""
+    from polygon_voice.lint.corpus import tally
+
+    for prompt in prompts:
+        report = report_of[prompt.id]
+        for axis in axes:
+            for flaw in (f for f in prompt.flaws if f.axis == axis):
+                hit = any(
+                    min(f.end, s.end) > max(f.start, s.start)
+                    for f in report.axes[axis].findings
+                    for s in flaw.spans
+                )
+                if not hit:
+                    texts = " | ".join(prompt.prompt[s.start : s.end] for s in flaw.spans)
+                    print(f"MISS {prompt.id} {axis}/{flaw.shape}: {texts}")
+            counts = tally(prompt, report)[axis]
+            if counts.findings > counts.true_positives:
+                for f in report.axes[axis].findings:
+                    on_flaw = any(
+                        min(f.end, s.end) > max(f.start, s.start)
+                        for flaw in prompt.flaws
+                        if flaw.axis == axis
+                        for s in flaw.spans
+                    )
+                    if not on_flaw:
+                        print(
+                            f"FP   {prompt.id} {axis}/{f.kind}: "
+                            f"{prompt.prompt[f.start : f.end][:90]!r} -- {f.message[:80]}"
+                        )
+
+
+def cold_start_seconds(prompts: list[Any]) -> dict[str, dict[str, float]]:
+    """Wall and CPU time of a fresh `polygon lint --max-tier 2` process on the longest prompt
+    of each language: what a user waits, imports and word lists included. CPU time is said
+    too because on a shared machine the wall time is mostly waiting for a core."""
+    import resource
+    import subprocess
+    import tempfile
+
+    longest: dict[str, Any] = {}
+    for p in prompts:
+        if p.language not in longest or len(p.prompt) > len(longest[p.language].prompt):
+            longest[p.language] = p
+    times = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for lang, p in sorted(longest.items()):
+            path = Path(folder) / f"{p.id}.md"
+            path.write_text(p.prompt, encoding="utf-8")
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            started = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "-m", "polygon_voice", "lint", str(path), "--max-tier", "2",
+                 "--json"],
+                check=True, capture_output=True,
+            )  # fmt: skip
+            wall = time.perf_counter() - started
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            times[f"{lang} ({p.id}, {len(p.prompt):,} chars)"] = {"wall": wall, "cpu": cpu}
+    return times
+
+
+def corpus_main(args: argparse.Namespace) -> int:
+    """Precision, recall, span overlap and time per axis, tier and language on the corpus."""
+    import tempfile
+
+    from polygon_voice.lint.corpus import CorpusError, evaluate, load_corpus
+    from polygon_voice.lint.engine import _embeddings_unavailable
+
+    try:
+        prompts = load_corpus(args.corpus)
+    except CorpusError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    splits = ["dev", "heldout"] if args.split == "both" else [args.split]
+    if args.misses and splits != ["dev"]:
+        print(
+            "error: --misses shows single prompts: dev only (--split dev); the held-out "
+            "part is read for its totals alone",
+            file=sys.stderr,
+        )
+        return 2
+    names = [n.strip() for n in args.tiers.split(",") if n.strip()]
+    unknown = [n for n in names if n not in SETTINGS]
+    if unknown:
+        print(
+            f"error: unknown tier setting(s) {unknown}; known: {', '.join(SETTINGS)}",
+            file=sys.stderr,
+        )
+        return 2
+    results: dict[str, dict[str, Any]] = {}
+    skipped: dict[str, str] = {}
+    for name in names:
+        why = _embeddings_unavailable() if name == "1+2+3" else None
+        if why is not None:
+            skipped[name] = why
+            print(f"\n== tiers {name}: skipped: {why}")
+            continue
+        with contextlib.ExitStack() as stack:
+            settings = None
+            if name == "judge":
+                from polygon_voice.testing import FakeLLMServer, Rule
+
+                server = stack.enter_context(
+                    FakeLLMServer([Rule(role="judge", json={"findings": []})])
+                )
+                cache = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+                settings = _fake_judge_settings(server.base_url, cache)
+            linter = corpus_linter(SETTINGS[name], settings)
+            for split in splits:
+                part = [p for p in prompts if p.split == split]
+                reports: dict[str, Any] = {}
+                tiers_seen: set[tuple[int, ...]] = set()
+
+                def keep(
+                    prompt: Any,
+                    report: Any,
+                    reports: dict[str, Any] = reports,
+                    tiers_seen: set[tuple[int, ...]] = tiers_seen,
+                ) -> None:
+                    reports[prompt.id] = report
+                    tiers_seen.add(tuple(report.tiers_run))
+                    print(".", end="", file=sys.stderr, flush=True)
+
+                figures = evaluate(part, linter, keep)
+                print(file=sys.stderr)
+                results.setdefault(name, {})[split] = figures
+                notes = {
+                    s.reason
+                    for r in reports.values()
+                    for s in r.tiers_skipped
+                    if s.tier <= SETTINGS[name]
+                }
+                note = f"; tiers run {sorted(tiers_seen)}" + (
+                    f"; skipped: {'; '.join(sorted(notes))}" if notes else ""
+                )
+                if name == "judge":
+                    note += " (fake judge answering no findings: plumbing check only)"
+                print_figures(name, split, figures, note)
+                if args.misses:
+                    print_misses(part, reports, args.misses.split(","))
+    lines = verdicts(results)
+    if lines:
+        print("\nTargets on the held-out part:")
+        for line in lines:
+            print("  " + line)
+    startup: dict[str, dict[str, float]] = {}
+    if args.cold:
+        startup = cold_start_seconds([p for p in prompts if p.split == "dev"])
+        print(
+            "\nA fresh `polygon lint --max-tier 2` process on the longest dev prompt per "
+            "language (target: under 2 s):"
+        )
+        for what, seconds in startup.items():
+            print(f"  {what}: {seconds['wall']:.2f} s wall, {seconds['cpu']:.2f} s CPU")
+    if args.json is not None:
+        data = {
+            "settings": {
+                name: {split: figures.to_json() for split, figures in by_split.items()}
+                for name, by_split in results.items()
+            },
+            "skipped": skipped,
+            "targets": lines,
+            "cold_start_seconds": startup,
+        }
+        dumped = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        if str(args.json) == "-":
+            sys.stdout.write(dumped)
+        else:
+            args.json.write_text(dumped, encoding="utf-8")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--scale",
+        action="store_true",
+        help="time synthetic prompts by size instead of scoring the corpus",
+    )
+    parser.add_argument("--sizes", default=None, help="--scale: prompt sizes in bytes")
+    parser.add_argument("--max-tier", type=int, default=2, help="--scale: highest tier")
+    parser.add_argument("--seed", type=int, default=1, help="--scale: random seed")
+    parser.add_argument("--kind", choices=KINDS, default=None, help="--scale: prompt kind")
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help="the labelled corpus")
+    parser.add_argument("--split", choices=("dev", "heldout", "both"), default="both")
+    parser.add_argument(
+        "--tiers",
+        default=",".join(SETTINGS),
+        help=f"tier settings to score, of {', '.join(SETTINGS)}",
+    )
+    parser.add_argument(
+        "--misses",
+        default="",
+        help="dev only: list missed flaws and unmatched findings of these axes",
+    )
+    parser.add_argument(
+        "--cold", action="store_true", help="also time a fresh `polygon lint` process per language"
+    )
+    parser.add_argument(
+        "--json", type=Path, default=None, help="write the figures here (- for stdout)"
+    )
+    args = parser.parse_args(argv)
+    if args.scale or args.sizes is not None or args.kind is not None:
+        return scale_main(args)
+    return corpus_main(args)
 
 
 if __name__ == "__main__":

@@ -28,14 +28,18 @@ PUBLIC = [
     "RunOptions",
     "RunResult",
     "RunStarted",
+    "Scenario",
     "SetupError",
     "Suite",
     "__version__",
+    "build_suite",
     "builtin_suites",
     "load_suite",
     "open_store",
+    "read_conversation",
     "rejudge_run",
     "replay_run",
+    "root_causes",
     "run_suite",
     "run_suite_async",
     "select_scenarios",
@@ -46,7 +50,7 @@ def test_the_public_names_are_pinned() -> None:
     # A change here is a change of the public API: document it in docs/api.md.
     assert sorted(polygon_voice.__all__) == PUBLIC
     assert sorted(polygon_voice.api.__all__) == [
-        n for n in PUBLIC if n not in ("Suite", "__version__")
+        n for n in PUBLIC if n not in ("Scenario", "Suite", "__version__")
     ]
 
 
@@ -54,7 +58,7 @@ def test_every_public_name_resolves_to_one_object() -> None:
     for name in polygon_voice.__all__:
         value = getattr(polygon_voice, name)
         assert value is not None, name
-        if name not in ("Suite", "__version__"):
+        if name not in ("Scenario", "Suite", "__version__"):
             assert getattr(polygon_voice.api, name) is value, name
     assert "run_suite" in dir(polygon_voice)
 

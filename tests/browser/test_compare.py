@@ -36,6 +36,15 @@ def test_two_runs_picked_in_the_list_are_compared_with_their_divergence_marked(
     assert shown, "no side-by-side transcript shown"
     for part in ("scorecards", "criteria-compare", "scenario-matrix", "score-changes", "analysis"):
         expect(page.locator(f"[data-testid={part}]")).to_be_visible()
+    # The later run against the first: the robust agent improves on the flawed one (the list
+    # may put either first); one call per scenario is too few to mark a scenario, and says so.
+    changes = page.locator("[data-testid=changes]")
+    robust_later = changes.get_attribute("data-after") == filled.robust
+    overall = "improved" if robust_later else "regressed"
+    expect(changes.locator("tr[data-scope=overall] td.mark")).to_have_text(overall)
+    scenario = changes.locator("tr[data-scope=scenario]").first
+    expect(scenario.locator("td.mark")).to_have_text("no detectable change")
+    expect(scenario).to_contain_text("too few pairs")
     page.locator("[data-testid=side-by-side] .divergence").first.scroll_into_view_if_needed()
     screen.shoot()
     assert not screen.watched.problems()

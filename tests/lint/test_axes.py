@@ -48,9 +48,12 @@ def test_overload_marks_a_sentence_that_stacks_hard_rules() -> None:
 
 
 def test_a_key_rule_in_the_middle_of_a_long_prompt_is_buried() -> None:
-    rule = "Never read out the card number."
+    rule = "It is important: never read out the card number."
     text = f"{FILLER}{rule} {FILLER}"
     assert marked(lint(text, max_tier=1), text, "diluted_attention") == [rule]
+    # A hard rule not marked as key is one of many; it is not flagged for its place.
+    plain = "Never read out the card number."
+    assert lint(f"{FILLER}{plain} {FILLER}", max_tier=1).axes["diluted_attention"].score == 0
     # The same rule at the start, or in a short prompt, is where the model sees it.
     assert lint(f"{rule} {FILLER}{FILLER}", max_tier=1).axes["diluted_attention"].score == 0
     assert lint(f"Hello there. {rule} Bye now.", max_tier=1).axes["diluted_attention"].score == 0
@@ -130,3 +133,25 @@ def test_tiers_past_max_tier_or_without_a_model_are_skipped_and_said() -> None:
     report = lint("Ask for the order number.")
     assert 4 in [s.tier for s in report.tiers_skipped]
     assert "POLYGON_JUDGE_MODEL" in report.tiers_skipped[-1].reason
+
+
+def test_without_the_lemmatiser_the_rules_fall_back_and_say_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from polygon_voice.lint import engine, topics
+
+    text = "Always offer refunds to unhappy callers. Never offer a refund."
+    assert lint(text, max_tier=1).notes == []
+    monkeypatch.setattr(engine, "lemmatiser_available", lambda: False)
+    monkeypatch.setattr(topics, "lemmatiser_available", lambda: False)
+    topics._lemmatise.cache_clear()
+    topics.lexicon.cache_clear()
+    try:
+        report = lint(text, max_tier=1)
+        assert report.notes
+        assert "pip install simplemma" in report.notes[0]
+        # The English suffix strip still matches "refunds" with "refund".
+        assert marked(report, text, "contradiction") == ["Never offer a refund."]
+    finally:
+        topics._lemmatise.cache_clear()
+        topics.lexicon.cache_clear()

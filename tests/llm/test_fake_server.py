@@ -104,11 +104,29 @@ def test_no_matching_rule_is_a_clear_400(serve: Serve) -> None:
     assert "no rule matches request 1 (role caller, call 1" in body["error"]["message"]
 
 
-def test_streaming_requests_are_refused_plainly(serve: Serve) -> None:
-    server = serve([Rule(text="ok")])
-    status, body = post(server, {**ask("x"), "stream": True})
-    assert status == 400
-    assert body["error"]["message"] == "fake LLM server: streaming is not supported"
+def test_streaming_requests_get_the_same_answer_as_server_sent_events(serve: Serve) -> None:
+    call = {"name": "lookup", "arguments": {"id": "7"}, "id": "c1"}
+    server = serve([Rule(text="one moment", tool_calls=[call], times=1), Rule(error=503)])
+    body = {**ask("x"), "stream": True, "stream_options": {"include_usage": True}}
+    request = urllib.request.Request(
+        f"{server.base_url}/chat/completions", json.dumps(body).encode(), {}
+    )
+    with urllib.request.urlopen(request, timeout=5) as response:
+        assert response.headers["Content-Type"] == "text/event-stream"
+        events = response.read().decode().split("\n\n")
+    assert events[-2:] == ["data: [DONE]", ""]
+    chunks = [json.loads(e.removeprefix("data: ")) for e in events[:-2]]
+    assert all(c["object"] == "chat.completion.chunk" for c in chunks)
+    deltas = [c["choices"][0]["delta"] for c in chunks if c["choices"]]
+    assert "".join(d.get("content") or "" for d in deltas) == "one moment"
+    (sent,) = [d["tool_calls"][0] for d in deltas if "tool_calls" in d]
+    assert (sent["id"], sent["function"]) == ("c1", {"name": "lookup", "arguments": '{"id": "7"}'})
+    assert chunks[-2]["choices"][0]["finish_reason"] == "tool_calls"
+    assert chunks[-1]["usage"]["total_tokens"] > 0
+    # An error is an error, streamed or not: JSON, as real servers answer it.
+    status, error = post(server, {**ask("x"), "stream": True})
+    assert status == 503
+    assert "scripted error 503" in error["error"]["message"]
 
 
 def test_the_log_redacts_authorization_and_stats_count(serve: Serve) -> None:

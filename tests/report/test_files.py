@@ -55,6 +55,7 @@ def test_files_follow_the_plan_order_and_sum_up(tmp_path: Path) -> None:
     assert data["conversations"][1] == {
         "id": "b",
         "scenario_id": "b",
+        "trial": 1,
         "end_reason": "error",
         "end_message": "m",
         "turns": 2,

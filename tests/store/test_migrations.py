@@ -39,6 +39,7 @@ def test_migrations_ship_inside_the_package() -> None:
     assert any((MIGRATIONS_DIR / "versions").glob("0004_*.py"))
     assert any((MIGRATIONS_DIR / "versions").glob("0005_*.py"))
     assert any((MIGRATIONS_DIR / "versions").glob("0006_*.py"))
+    assert any((MIGRATIONS_DIR / "versions").glob("0007_*.py"))
 
 
 def test_migrates_an_empty_database_to_head(db_url: str) -> None:
@@ -59,6 +60,8 @@ def test_migrates_an_empty_database_to_head(db_url: str) -> None:
         "stage_results",
         "personas",
         "run_leases",
+        "sweeps",
+        "sweep_points",
     }
     assert diff == []
 

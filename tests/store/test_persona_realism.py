@@ -74,7 +74,7 @@ def test_a_0005_database_keeps_its_personas_and_runs(db_url: str) -> None:
         assert store.mark_persona("p-old", True).unrealistic
     engine = sa.create_engine(db_url)
     with engine.begin() as conn:
-        assert current_revision(conn) == "0006"
+        assert current_revision(conn) == "0007"
         command.downgrade(alembic_config(conn), "0005")
         assert conn.exec_driver_sql("SELECT persona_id FROM personas").scalars().all() == ["p-old"]
         assert conn.exec_driver_sql("SELECT id FROM runs").scalars().all() == ["r1"]

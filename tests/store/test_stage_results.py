@@ -326,7 +326,7 @@ def _check_upgraded(url: str) -> None:
         store.add_stage_result("old", "c1", "checks", {"ok": True})
         assert list(store.iter_stage_results("old", "checks")) == [("c1", {"ok": True})]
         with store._engine.connect() as conn:
-            assert current_revision(conn) == HEAD_REVISION == "0006"
+            assert current_revision(conn) == HEAD_REVISION == "0007"
             assert compare_metadata(MigrationContext.configure(conn), metadata) == []
     with Store(url) as reopened:
         assert not reopened.migrated

@@ -79,6 +79,15 @@ def resolve_agent(
     places = Places.of(cwd, base_dir)
     if spec.startswith(PROMPT_PREFIX):
         return _load_prompt_agent(spec, places, llm_config)
+    if spec.startswith("pipecat:"):
+        from polygon_voice.agents.pipecat import load_pipecat_agent
+
+        return load_pipecat_agent(spec, places)
+    if spec.startswith("livekit:"):
+        # Imported here: LiveKit Agents is an extra, loaded only for its own agents.
+        from polygon_voice.agents.livekit import load_livekit_agent
+
+        return load_livekit_agent(spec, places, llm_config)
     if spec.startswith(("http://", "https://")):
         # Imported here: the adapters stay out of the import of every other agent.
         from polygon_voice.agents.http_agent import HttpAgentFactory
@@ -107,6 +116,10 @@ def describe_agent(
     Only Polygon-run agents have more to say; anything else, or an agent that cannot be
     loaded (resolving it later reports why), gives an empty mapping.
     """
+    if spec.strip().startswith("livekit:"):
+        from polygon_voice.agents.livekit import describe_livekit
+
+        return describe_livekit()
     if not spec.strip().startswith(PROMPT_PREFIX):
         return {}
     try:

@@ -26,7 +26,6 @@ class StoredRun:
 def read_run(store: Store, run_id: str, judgement_set: str = "") -> StoredRun:
     """Every stored call of `run_id` with its judgement (from `judgement_set`), case score,
     expectation and probe answers; one pass over each stage."""
-    from polygon_voice.checks import RunSummary
     from polygon_voice.model import CaseScore, ExpectResult
     from polygon_voice.model.judgement import Judgement
     from polygon_voice.model.probes import ProbeResults
@@ -62,6 +61,13 @@ def read_run(store: Store, run_id: str, judgement_set: str = "") -> StoredRun:
         )
         for s in store.iter_summaries(run_id)
     )
+    return summarised(calls)
+
+
+def summarised(calls: tuple[CallResult, ...]) -> StoredRun:
+    """The calls with their three-layer summary, expectations and probe summaries."""
+    from polygon_voice.checks import RunSummary
+
     summary = RunSummary()
     for call in calls:
         if call.case is not None:

@@ -28,6 +28,9 @@ class RunOptions:
     judge: str | None = None  # "deterministic" or "llm" (the judge role's model)
     rubric: str | Path | None = None  # "v1", "v2", "v3" or a rubric YAML file
     judge_repeats: int | None = None
+    # Conversations per scenario (trial n's id is `scenario#n`), over the suite's `repeat:`;
+    # None: the suite's own (a resumed run: its own).
+    trials: int | None = None
     probes: Path | None = None  # a probe YAML file; None: the built-in deterministic probes
     run_probes: bool = True  # False: no probe pass (it never changes a verdict)
     llm_config: Path | None = None  # a YAML/TOML file with an `llm:` section; else the env
@@ -49,6 +52,8 @@ class RunOptions:
             raise InputError(f"noise is a level from 0 to 1, not {self.noise}")
         if self.judge_repeats is not None and self.judge_repeats < 1:
             raise InputError(f"judge_repeats must be at least 1, not {self.judge_repeats}")
+        if self.trials is not None and self.trials < 1:
+            raise InputError(f"trials must be at least 1, not {self.trials}")
         if isinstance(self.scenarios, str):
             # A lone pattern given as a string would be split into characters.
             object.__setattr__(self, "scenarios", (self.scenarios,))

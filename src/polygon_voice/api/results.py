@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,22 @@ if TYPE_CHECKING:
 VERDICT_ORDER = ("pass", "warn", "fail", "unscored")
 
 
+def trial_of(conversation_id: str, scenario: str) -> int:
+    """The trial number in a conversation id `scenario#n` (n >= 1); 1 for any other id."""
+    prefix = f"{scenario}#"
+    number = conversation_id.removeprefix(prefix)
+    # More than nine digits is no trial a run could plan (and a huge one costs a long parse).
+    if number == conversation_id or not (number.isascii() and number.isdigit()) or len(number) > 9:
+        return 1
+    return max(1, int(number))
+
+
+def call_passed(verdict: str | None, expect_met: bool | None) -> bool:
+    """The pass of a call: verdict `pass` (what `--fail-on warn` lets through) and the expected
+    outcome, where one is stated and the call exercised it, met."""
+    return verdict == VERDICT_ORDER[0] and expect_met is not False
+
+
 @dataclass(frozen=True)
 class CallResult:
     """One stored call and what the later stages made of it."""
@@ -35,6 +52,12 @@ class CallResult:
     case: CaseScore | None = None  # a three-layer case's axes and root cause
     expect: ExpectResult | None = None  # the scenario's expected outcome, checked
     probes: tuple[ProbeAnswer, ...] = ()
+
+    @property
+    def trial(self) -> int:
+        """The call's trial of its scenario, 1-based: n of an id `scenario#n`, else 1 (a
+        scenario run once, runs stored before trials were numbered, imported calls)."""
+        return trial_of(self.id, self.scenario)
 
     @property
     def verdict(self) -> str | None:
@@ -90,12 +113,20 @@ class CallResult:
             return None
         return self.expect.met
 
+    @property
+    def passed(self) -> bool:
+        """Whether the call passed: its verdict is `pass` (the rule of `--fail-on warn`) and
+        its expected outcome, when the scenario states one, was met. The pass of repeated
+        trials and of comparisons (docs/experiments.md)."""
+        return call_passed(self.verdict, self.expect_met)
+
     def to_dict(self) -> dict[str, Any]:
         """The call as plain JSON data (the `calls` of `polygon run --json`)."""
         judgement = self.judgement
         return {
             "id": self.id,
             "scenario": self.scenario,
+            "trial": self.trial,
             "end_reason": self.end_reason,
             "end_message": self.end_message,
             "turns": self.turns,
@@ -227,6 +258,24 @@ class RunResult:
     def failing_calls(self, fail_on: FailOn) -> list[CallResult]:
         """The calls whose verdict is at or below `fail_on` (unscored and unjudged included)."""
         return [c for c in self.calls if c.fails(fail_on)]
+
+    def only(self, scenarios: Iterable[str]) -> RunResult:
+        """The results of the calls of the scenarios with these ids (every trial of each),
+        with the three-layer summary, release gate, expectations and probe summaries counted
+        over those calls alone; the run's other attributes are kept."""
+        from dataclasses import replace
+
+        from polygon_voice.api.collect import summarised
+
+        wanted = set(scenarios)
+        kept = summarised(tuple(c for c in self.calls if c.scenario in wanted))
+        return replace(
+            self,
+            calls=kept.calls,
+            cases=kept.cases,
+            expectations=kept.expectations,
+            probes=kept.probes,
+        )
 
     def below_composite(self, minimum: float) -> bool:
         """Whether the mean composite is below `minimum` (or there is none to compare)."""

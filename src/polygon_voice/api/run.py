@@ -171,6 +171,7 @@ def _prepare(
             f"unrealistic{note}; --include-unrealistic runs it"
         )
     loaded = select_scenarios(loaded, _scenario_filter(options, resumed))
+    loaded = _with_trials(loaded, _run_trials(resumed, options.trials))
     judge, rubric, repeats = setup.judging_options(
         store, options.resume, options.judge, options.rubric, options.judge_repeats
     )
@@ -240,6 +241,45 @@ def _scenario_filter(options: RunOptions, resumed: RunRecord | None) -> tuple[st
         shown = " ".join(f"--scenario {p}" for p in recorded) or "no --scenario"
         raise InputError(f"run {resumed.id} was started with {shown}; resume it with the same")
     return recorded
+
+
+def _run_trials(resumed: RunRecord | None, given: int | None) -> int | None:
+    """The run's trials per scenario; a resumed run keeps the number it was started with."""
+    if resumed is None:
+        return given
+    recorded = resumed.config.get("trials")
+    if given is not None and given != recorded:
+        started = "without --trials" if recorded is None else f"with --trials {recorded}"
+        raise InputError(f"run {resumed.id} was started {started}; resume it with the same")
+    return None if recorded is None else int(recorded)
+
+
+def _with_trials(loaded: LoadedSuite, trials: int | None) -> LoadedSuite:
+    """The suite with `trials` conversations per scenario in place of its `repeat:`, within
+    the repeat and call limits (docs/suites.md, "Limits")."""
+    if trials is None:
+        return loaded
+    from polygon_voice.scenario.errors import SuiteError
+    from polygon_voice.scenario.limits import Limits
+
+    try:
+        limits = Limits.from_env()
+    except SuiteError as exc:
+        raise InputError(str(exc)) from None
+    calls = trials * len(loaded.suite.scenarios)
+    if trials > limits.max_repeat:
+        raise InputError(
+            f"trials {trials:,}: over the repeat limit of {limits.max_repeat:,} "
+            "(raise it with POLYGON_MAX_REPEAT)"
+        )
+    if calls > limits.max_calls:
+        raise InputError(
+            f"{calls:,} calls (scenarios x trials): over the limit of {limits.max_calls:,} "
+            "(raise it with POLYGON_MAX_CALLS)"
+        )
+    # A copy, not a revalidation: the suite was checked when it was loaded.
+    suite = loaded.suite.model_copy(update={"repeat": trials})
+    return type(loaded)(suite=suite, path=loaded.path, hash=loaded.hash, base_dir=loaded.base_dir)
 
 
 def _run_noise(resumed: RunRecord | None, given: float | None) -> float | None:
@@ -375,6 +415,7 @@ def _start(
             "judge": judging.judge.name,
             "rubric": judging.rubric.version,
             "judge_repeats": judging.repeats,
+            **({"trials": options.trials} if options.trials is not None else {}),
             **({"scenarios": list(options.scenarios)} if options.scenarios else {}),
             **run_persona_config(loaded.suite),
             # Scenarios left out because their stored persona is marked unrealistic.

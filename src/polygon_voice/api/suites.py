@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from polygon_voice.api.errors import InputError
 from polygon_voice.suites import BUILTIN_SUITES, builtin_suite_path
 
 if TYPE_CHECKING:
-    from polygon_voice.model import Suite
+    from pydantic import ValidationError
+
+    from polygon_voice.model import Scenario, Suite
     from polygon_voice.scenario import LoadedSuite
 
 # What a run records as the path of a suite built in code: there is no file to read again.
@@ -73,3 +75,45 @@ def select_scenarios(loaded: LoadedSuite, patterns: Sequence[str]) -> LoadedSuit
     # A copy, not a revalidation: the whole suite was checked when it was loaded.
     suite = loaded.suite.model_copy(update={"scenarios": kept})
     return type(loaded)(suite=suite, path=loaded.path, hash=loaded.hash, base_dir=loaded.base_dir)
+
+
+def build_suite(
+    scenarios: Sequence[Scenario | Mapping[str, Any]],
+    base: str | Path | Suite | LoadedSuite | None = None,
+    *,
+    name: str | None = None,
+) -> Suite:
+    """A suite of `scenarios` — mappings written as in a suite file, or `Scenario` objects —
+    with the tools, backend, settings, language and agent of `base` (a suite file, a
+    built-in suite's name or a `Suite`; None: a suite with no tools). Its name is `name`, else
+    the base's, else `built-in-code`. InputError names the scenario and field that is wrong."""
+    from pydantic import ValidationError
+
+    from polygon_voice.model import Scenario, Suite
+
+    if isinstance(scenarios, (str, bytes, Mapping)) or not scenarios:
+        raise InputError("build_suite takes a non-empty list of scenarios")
+    items = [s.model_dump(exclude_unset=True) if isinstance(s, Scenario) else s for s in scenarios]
+    data: dict[str, Any] = {}
+    if base is not None:
+        data = load_suite(base).suite.model_dump(exclude={"scenarios"}, exclude_unset=True)
+    data["name"] = name or data.get("name") or "built-in-code"
+    data["scenarios"] = items
+    try:
+        return Suite.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(_validation_message(exc, items)) from None
+
+
+def _validation_message(exc: ValidationError, items: Sequence[object]) -> str:
+    """The first problems of a suite built in code, each with its scenario's id."""
+    lines = []
+    for error in exc.errors()[:5]:
+        loc = list(error["loc"])
+        if len(loc) > 1 and loc[0] == "scenarios" and isinstance(loc[1], int):
+            item = items[loc[1]] if loc[1] < len(items) else None
+            ident = item.get("id") if isinstance(item, Mapping) else None
+            loc[1] = f"{loc[1]} ({ident})" if isinstance(ident, str) else loc[1]
+        where = ".".join(str(part) for part in loc) or "suite"
+        lines.append(f"{where}: {error['msg']}")
+    return "the suite built in code is not valid: " + "; ".join(lines)

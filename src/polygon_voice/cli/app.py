@@ -66,10 +66,19 @@ COMMANDS: dict[str, CommandEntry] = {
     ),
     "compare": CommandEntry(
         "polygon_voice.cli.compare",
-        "Compare runs: scorecards, scenario matrix, divergence points and an analysis.",
+        "Compare runs: scorecards, scenario matrix, divergence points, changes told from noise "
+        "and an analysis.",
     ),
     "report": CommandEntry(
         "polygon_voice.cli.report", "Write the HTML report and/or JUnit XML of stored runs."
+    ),
+    "sweep": CommandEntry(
+        "polygon_voice.cli.sweep",
+        "Run a parameter sweep and print its leaderboard, or show a stored sweep.",
+    ),
+    "ablate": CommandEntry(
+        "polygon_voice.cli.ablate",
+        "Rerun a run's failing calls with one factor removed at a time; show what rescues them.",
     ),
     "serve": CommandEntry(
         "polygon_voice.cli.serve",

@@ -42,9 +42,18 @@ def compare_runs(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar while the runs are read.")
     ] = False,
+    fail_on_regression: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-regression",
+            help="Exit 1 when a later run has a detected regression against the first "
+            "(overall, a criterion or a scenario), naming each on stderr; noise never does.",
+        ),
+    ] = False,
     db: DbOption = None,
 ) -> None:
-    """Compare runs: scorecards, scenario matrix, divergence points and an analysis."""
+    """Compare runs: scorecards, scenario matrix, divergence points, changes told from noise
+    and an analysis."""
     from polygon_voice.cli.progress import progress_bar
     from polygon_voice.compare import CompareError, compare
     from polygon_voice.store import StoreError
@@ -64,8 +73,21 @@ def compare_runs(
         (errors if as_json else console).print(f"wrote {escape(str(path))}")
     if as_json:
         print_json(result)
+    else:
+        _show(result)
+    if fail_on_regression:
+        _fail_on_regressions(result["changes"])
+
+
+def _fail_on_regressions(changes: list[dict[str, Any]]) -> None:
+    """Exit 1 naming every detected regression; nothing when there is none."""
+    found = [(c["before"], c["after"], name) for c in changes for name in c["regressions"]]
+    if not found:
         return
-    _show(result)
+    for before, after, name in found:
+        errors.print(f"regressed: {escape(name)} (run {after} against {before})")
+    errors.print(f"--fail-on-regression: {len(found)} detected regression(s)")
+    raise typer.Exit(1)
 
 
 class _BarSteps:
@@ -86,6 +108,12 @@ class _BarSteps:
 def _show(result: dict[str, Any]) -> None:
     for table in (_scorecards(result), _matrix(result), _divergence(result)):
         console.print(table)
+    from polygon_voice.report.trials_view import CHANGE_NOTE
+
+    for change in result["changes"]:
+        console.print(_changes(change))
+    if result["changes"]:
+        console.print(escape(CHANGE_NOTE))
     if result["incomparable"]:
         console.print("incomparable: " + escape(", ".join(result["incomparable"])))
     console.print(escape(result["analysis"]))
@@ -132,3 +160,23 @@ def _divergence(result: dict[str, Any]) -> FitTable:
         scenario = d["scenario"] if d.get("scored", True) else f"{d['scenario']} (unscored)"
         parted.add_row(scenario, d["a"], d["b"], turn, d["rule"] or "")
     return parted
+
+
+def _changes(change: dict[str, Any]) -> FitTable:
+    from polygon_voice.report.layout import Column, FitTable
+    from polygon_voice.report.trials_view import change_rows
+
+    columns = (Column("what", whole=True), Column("mark", whole=True),
+               Column("difference", right=True), Column("pairs", right=True),
+               "pass flips (better/worse, p)", "why")  # fmt: skip
+    title = (
+        f"Changes: {change['after']} against {change['before']} "
+        f"({change['pairs']} pairs, {change['unpaired']} unpaired)"
+    )
+    table = FitTable(title, columns)
+    for row in change_rows(change):
+        what, mark, difference, _, _, pairs, flips, why = row["cells"]
+        # The interval and p are in `why`; a regression stands out in capitals.
+        shown = mark.upper() if mark == "regressed" else mark
+        table.add_row(what, shown, difference, pairs, flips, why)
+    return table

@@ -85,7 +85,9 @@ def lint_command(
     if as_json:
         sys.stdout.write(json.dumps(report.to_json(), ensure_ascii=False, indent=2) + "\n")
     else:
-        console.print(render(text, report))
+        # soft_wrap: the prompt's lines are printed whole, never cut or re-wrapped to fit
+        # the terminal, so each caret stays under its characters.
+        console.print(render(text, report), soft_wrap=True)
     for skip in report.tiers_skipped:
         if skip.failed:
             # A configured tier that broke is said even under --json (stderr keeps stdout
@@ -94,6 +96,9 @@ def lint_command(
         elif "pip install" in skip.reason:
             # A missing extra is worth saying even under --json, for the same reason.
             errors.print(f"note: tier {skip.tier} skipped: {skip.reason}", markup=False)
+    if as_json:
+        for note in report.notes:
+            errors.print(f"note: {note}", markup=False)
     if fail_above is not None and any(report.axes[a].score > fail_above for a in AXES):
         raise typer.Exit(1)
 

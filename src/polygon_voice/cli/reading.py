@@ -138,10 +138,28 @@ def _show_run(
         fail(f"no call of run {record.id} has a scenario matching {' '.join(patterns)}")
     console.print(table)
     _print_failures(store, record.id, judgement_set, keep)
+    _print_trials(store, record.id, judgement_set, keep)
     sets = store.stage_result_names(record.id, "judge")
     if any(sets):  # rejudged: say which sets exist and how to see one
         names = ", ".join(repr(name) for name in sets)
         console.print(f"Judgement sets: {escape(names)} (--judgement-set NAME)")
+
+
+def _print_trials(
+    store: Store, run_id: str, judgement_set: str, keep: Callable[[str], bool]
+) -> None:
+    """The trials table of the shown calls, when a scenario ran more than once."""
+    from collections import Counter
+
+    from polygon_voice.api.collect import read_run
+    from polygon_voice.cli.run_view import print_trials
+
+    # The summaries are light; the stages (every judgement) are read only when needed.
+    counts = Counter(s.scenario_id for s in store.iter_summaries(run_id) if keep(s.scenario_id))
+    if not counts or max(counts.values()) < 2:
+        return
+    calls = read_run(store, run_id, judgement_set).calls
+    print_trials([c for c in calls if keep(c.scenario)])
 
 
 # A run whose model was down for every call lists its first failures, then counts the rest.

@@ -5,7 +5,7 @@ failure of each role, the summary tables, the causes of failures, the calls that
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -171,10 +171,23 @@ def print_run_summary(store: Store, result: RunResult) -> None:
         console.print(not_exercised_line(result))
     if result.probes:
         console.print(probes_table(result))
+    print_trials(result.calls)
     console.print(
         f"{result.calls_run} calls run now, {result.turns_run} turns, "
         f"{result.tool_calls_run} tool calls."
     )
+
+
+def print_trials(calls: Sequence[CallResult]) -> None:
+    """The trials table, when some scenario ran more than once (docs/experiments.md)."""
+    from polygon_voice.report.trials_view import trials_table, trials_view
+
+    view = trials_view(calls)
+    if view is None:
+        return
+    console.print(trials_table(view))
+    for note in view["notes"]:
+        console.print(escape(note))
 
 
 def print_errors(result: RunResult, *, resume_hint: str | None = None) -> None:

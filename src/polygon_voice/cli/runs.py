@@ -116,6 +116,14 @@ def run(
             "(default: 1; a resumed run: its own).",
         ),
     ] = None,
+    trials: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Run each scenario K times (trial n: SCENARIO#n, its own seeds), over the "
+            "suite's repeat:; the report adds pass rates and pass^k (docs/experiments.md).",
+        ),
+    ] = None,
     llm_config: LlmConfigOption = None,
     probes: Annotated[
         Path | None,
@@ -171,6 +179,7 @@ def run(
             judge=judge,
             rubric=rubric,
             judge_repeats=judge_repeats,
+            trials=trials,
             probes=probes,
             run_probes=not no_probes,
             llm_config=llm_config,

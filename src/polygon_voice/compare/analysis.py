@@ -43,11 +43,12 @@ def analysis(result: dict[str, Any]) -> str:
     if changed:
         top = ", ".join(f"{row['scenario']} ({row['spread']:.1f})" for row in changed[:3])
         lines.append(
-            f"{len(changed)} of {len(result['matrix'])} comparable scenarios changed; "
-            f"the largest spreads: {top}."
+            f"{len(changed)} of {len(result['matrix'])} comparable scenarios differ in mean "
+            f"composite; the largest spreads: {top}."
         )
     elif result["matrix"]:
-        lines.append("No comparable scenario changed its composite.")
+        lines.append("No comparable scenario differs in mean composite.")
+    lines.extend(_change_lines(result.get("changes", [])))
     parted = [d for d in result["divergence"] if d["turn"] is not None]
     if parted:
         rules = Counter(d["rule"] for d in parted).most_common()
@@ -88,3 +89,24 @@ def _criteria_moves(best: dict[str, Any], worst: dict[str, Any]) -> list[tuple[s
     return sorted(
         ((n, d) for n, d in deltas if abs(d) >= 0.005), key=lambda item: (-abs(item[1]), item[0])
     )
+
+
+def _change_lines(changes: list[dict[str, Any]]) -> list[str]:
+    """One sentence per later run: its overall mark and how many criteria and scenarios
+    changed beyond their noise (compare/change.py)."""
+    lines = []
+    for change in changes:
+        overall = change["overall"]
+        marked = [m for m in (*change["criteria"], *change["scenarios"]) if m["mark"] != _NONE]
+        line = f"Run {change['after']} against {change['before']}: overall {overall['mark']}"
+        if overall["mark"] == _NONE and overall["detectable"]:
+            line += f" (a change of {overall['detectable']:.1f} points would most likely show)"
+        elif overall["difference"] is not None and overall["mark"] != _NONE:
+            line += f" ({overall['difference']:+.1f} points)"
+        counts = Counter(m["mark"] for m in marked)
+        shown = ", ".join(f"{n} {mark}" for mark, n in sorted(counts.items()))
+        lines.append(line + (f"; criteria and scenarios: {shown}." if shown else "."))
+    return lines
+
+
+_NONE = "no detectable change"

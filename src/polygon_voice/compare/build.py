@@ -262,6 +262,7 @@ def compare(
         cards.append(scorecard(store, r))
         told.done(f"scorecard of run {r.record.id}")
     diverged = divergences(store, runs, compared, told, set(scored))
+    told.more(len(runs) - 1)
     result: dict[str, Any] = {
         "configs": [config_row(r.record) for r in runs],
         "rubric_version": next((r.rubric for r in runs if r.rubric), None),
@@ -269,6 +270,27 @@ def compare(
         "matrix": rows,
         "divergence": diverged,
         "incomparable": incomparable,
+        # Each later run against the first: improved, regressed or no detectable change.
+        "changes": changes(store, ids, judgement_set, told),
     }
     result["analysis"] = analysis(result)
     return result
+
+
+def changes(
+    store: Store, run_ids: list[str], judgement_set: str = "", steps: Steps | None = None
+) -> list[dict[str, Any]]:
+    """Change detection (compare/change.py) of every run after the first against the first,
+    paired by scenario and trial."""
+    from polygon_voice.api.collect import read_run
+    from polygon_voice.compare.change import detect_changes
+
+    told = steps or _Quiet()
+    baseline = read_run(store, run_ids[0], judgement_set).calls
+    out: list[dict[str, Any]] = []
+    for run_id in run_ids[1:]:
+        calls = read_run(store, run_id, judgement_set).calls
+        report = detect_changes(baseline, calls, before_id=run_ids[0], after_id=run_id)
+        out.append(report.to_dict())
+        told.done(f"changes of run {run_id}")
+    return out

@@ -8,9 +8,10 @@ words, so "pardon" never matches inside another word.
 
 from __future__ import annotations
 
+import functools
 import re
 
-from polygon_voice.conversation.loops import normalised_words
+from polygon_voice.conversation.loops import CACHED_WORDS_CHARS, normalised_words
 
 # Ways an agent (or caller) asks for the last thing to be said again, per language.
 # Normalised (no diacritics) so they compare with normalised speech.
@@ -42,6 +43,17 @@ def is_repeat_request(text: str) -> bool:
     language, and the phrases of one language do not occur as whole words in another.
     ("molim" is left out of Croatian: it is also "please".)
     """
+    if len(text) <= CACHED_WORDS_CHARS:  # the checks and the judge's rules ask for each turn
+        return _cached_request(text)
+    return _is_request(text)
+
+
+@functools.lru_cache(maxsize=2048)
+def _cached_request(text: str) -> bool:
+    return _is_request(text)
+
+
+def _is_request(text: str) -> bool:
     # Whole-word runs as substrings of the space-joined words: one regex scan for them all.
     spaced = f" {' '.join(normalised_words(text))} "
     return _ANY_REQUEST.search(spaced) is not None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, TypeVar, overload
@@ -222,6 +223,29 @@ def seconds(value: object, where: str, unit: Literal["s", "ms"] = "s") -> float:
 def optional_seconds(value: object, where: str, unit: Literal["s", "ms"] = "s") -> float | None:
     """`seconds`, or None when the value is absent."""
     return None if value is None else seconds(value, where, unit)
+
+
+def seconds_at(
+    obj: Mapping[str, Any], key: str, base: str, unit: Literal["s", "ms"] = "s"
+) -> float | None:
+    """`optional_seconds` of the field `key` of `obj` (found at `base`): the field's path is
+    put together only for an error, since a parser reads several times a turn."""
+    value = obj.get(key)
+    # A plain number (not a bool) in range, the common case; NaN fails the range.
+    if (type(value) is float or type(value) is int) and 0 <= value < math.inf:
+        return value / 1000.0 if unit == "ms" else float(value)
+    return None if value is None else seconds(value, join_path(base, key), unit)
+
+
+def text_at(obj: Mapping[str, Any], key: str, base: str) -> str:
+    """Spoken text in the field `key` of `obj` (found at `base`): a string, or empty when
+    absent or null; anything else is an error naming the field's path."""
+    value = obj.get(key)
+    if type(value) is str:
+        return value
+    if value is None:
+        return ""
+    return expect_type(value, str, join_path(base, key))
 
 
 def timestamp(value: object, where: str) -> datetime:

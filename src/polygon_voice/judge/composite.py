@@ -124,6 +124,9 @@ def combine_repeats(
 def composite(rubric: Rubric, criteria: Mapping[str, CriterionOutcome]) -> Composite:
     """Sum of weight * (score - 1)/4 over the scored (and missing) criteria, renormalised to 100;
     not-applicable criteria are left out like unscored ones."""
+    # Exact arithmetic, so that a composite of exactly 75 is a pass; whole scores (all a
+    # deterministic judge gives) add up as integers, only the rest as fractions.
+    whole = 0
     total = Fraction(0)
     weight_used = 0
     unscored: list[str] = []
@@ -139,8 +142,14 @@ def composite(rubric: Rubric, criteria: Mapping[str, CriterionOutcome]) -> Compo
             unscored.append(criterion.id)
             continue
         weight_used += criterion.weight
-        total += criterion.weight * (Fraction(outcome.score) - MIN_SCORE) / (MAX_SCORE - MIN_SCORE)
-    value = None if weight_used == 0 else float(total * 100 / weight_used)
+        if outcome.score.is_integer():
+            whole += criterion.weight * (int(outcome.score) - MIN_SCORE)
+        else:
+            total += criterion.weight * (Fraction(outcome.score) - MIN_SCORE)
+    total += whole
+    value = (
+        None if weight_used == 0 else float(total * 100 / (weight_used * (MAX_SCORE - MIN_SCORE)))
+    )
     return Composite(filled, value, unscored, not_applicable)
 
 

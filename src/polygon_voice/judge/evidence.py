@@ -150,8 +150,16 @@ def _tool_use(given: JudgeInput, raw: RawScore) -> tuple[str, int | None]:
     if not calls:
         return f"{NO_EVIDENCE}: no tool call was made", None
     # The calls the rule counted against the agent first, then the others in order.
-    ordered = sorted(calls, key=lambda c: (c.args_valid and c.status not in FAILED, calls.index(c)))
-    listed = f"tool calls: {_some([call_text(c) for c in ordered])}"
+    ordered = [
+        call
+        for _, call in sorted(
+            enumerate(calls),
+            key=lambda item: (item[1].args_valid and item[1].status not in FAILED, item[0]),
+        )
+    ]
+    # Only the calls shown are put in words; the rest are counted.
+    shown = [call_text(c) for c in ordered[:SHOWN_ITEMS]] + [""] * (len(ordered) - SHOWN_ITEMS)
+    listed = f"tool calls: {_some(shown)}"
     if _flagged(raw):
         return _joined(raw.evidence, listed), raw.turn
     return listed, None

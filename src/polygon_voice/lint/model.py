@@ -56,6 +56,9 @@ class LintReport(BaseModel):
     axes: dict[Axis, AxisResult]
     tiers_run: list[int]
     tiers_skipped: list[TierSkip]
+    notes: list[str] = Field(
+        default_factory=list, description="what this lint did without (a missing lemmatiser)"
+    )
 
     def to_json(self) -> dict[str, Any]:
         """The documented JSON shape (docs/lint.md)."""

@@ -8,8 +8,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from polygon_voice.api.results import trial_of
 from polygon_voice.checks import RunSummary
 from polygon_voice.checks.exercised import not_played
+from polygon_voice.compare.trials import (
+    TrialOutcome,
+    judge_spread_of,
+    outcome_of_entry,
+    trials_section,
+)
 from polygon_voice.model import AXES, CaseScore, ConversationResult
 from polygon_voice.model.judgement import Judgement
 from polygon_voice.noise import caller_wer
@@ -54,8 +61,11 @@ def write_report(store: Store, run: RunRecord, path: Path, judgement_set: str = 
         header = {**run_header(run), "judgement_set": judgement_set}
         for key, value in header.items():
             out.write(f"  {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)},\n")
-        summary = _write_conversations(store, run.id, out, judgement_set)
+        trials: list[TrialOutcome] = []
+        summary = _write_conversations(store, run.id, out, judgement_set, trials)
         out.write(f',\n  "summary": {json.dumps(summary, ensure_ascii=False)}')
+        # Pass rate, pass^k and the two spreads per scenario (docs/experiments.md).
+        out.write(f',\n  "trials": {json.dumps(trials_section(trials), ensure_ascii=False)}')
         _write_probes(store, run.id, out)
         _write_cases(store, run.id, out)
         out.write("\n}\n")
@@ -74,6 +84,7 @@ def conversation_entry(
     entry: dict[str, Any] = {
         "id": result.id,
         "scenario_id": result.scenario_id,
+        "trial": trial_of(result.id, result.scenario_id),
         "end_reason": result.end.reason.value,
         "end_message": result.end.message,
         "turns": len(result.turns),
@@ -131,7 +142,22 @@ def judgement_entry(data: dict[str, Any]) -> dict[str, Any]:
         "errors": data.get("errors", []),
         # Criterion -> why it does not apply (a real call, IMP-2); {} for a simulated call.
         "not_applicable": data.get("not_applicable", {}),
+        # The composite's stdev across the judge's repeats (RUB-5); null with one repeat.
+        "judge_spread": _judge_spread(data),
     }
+
+
+def _judge_spread(data: dict[str, Any]) -> float | None:
+    criteria = data.get("criteria")
+    raw = data.get("raw_answers")
+    spread = judge_spread_of(
+        str(data.get("judge", "")),
+        int(data.get("repeats") or 1),
+        str(data.get("rubric_version", "")),
+        [str(c) for c in criteria] if isinstance(criteria, dict) else [],
+        [a if isinstance(a, str) else None for a in raw] if isinstance(raw, list) else [],
+    )
+    return None if spread is None else round(spread, 2)
 
 
 class Aligned:
@@ -169,7 +195,11 @@ def iter_conversation_entries(
 
 
 def _write_conversations(
-    store: Store, run_id: str, out: TextIO, judgement_set: str = ""
+    store: Store,
+    run_id: str,
+    out: TextIO,
+    judgement_set: str = "",
+    trials: list[TrialOutcome] | None = None,
 ) -> dict[str, Any]:
     # Streamed entry by entry, so a run of any size is never held in memory.
     totals = SummaryTotals()
@@ -179,6 +209,8 @@ def _write_conversations(
             ("\n    " if totals.count == 0 else ",\n    ") + json.dumps(entry, ensure_ascii=False)
         )
         totals.add(entry)
+        if trials is not None:
+            trials.append(outcome_of_entry(entry))
     out.write("\n  ]" if totals.count else "]")
     return totals.summary()
 

@@ -23,6 +23,7 @@ from polygon_voice.checks.causes import DETECTORS
 from polygon_voice.compare.build import CompareError, compare, config_row
 from polygon_voice.compare.lifecycle import call_turns
 from polygon_voice.compare.stats import mean_interval
+from polygon_voice.compare.trials import TrialOutcome, outcome_of_entry
 from polygon_voice.model import AXES, CaseScore, ConversationResult, Persona, Speaker
 from polygon_voice.probes.summary import report_rows, run_compliance, stored_answers
 from polygon_voice.report import charts
@@ -35,6 +36,12 @@ from polygon_voice.report.files import (
 )
 from polygon_voice.report.marks import Segment, find, noise_edits, quotes, segments
 from polygon_voice.report.run_list import run_header
+from polygon_voice.report.trials_view import (
+    CHANGE_COLUMNS,
+    CHANGE_NOTE,
+    change_rows,
+    trials_view_of,
+)
 from polygon_voice.store import RunRecord, Store, StoreError
 
 View = dict[str, Any]
@@ -273,9 +280,11 @@ def run_view(store: Store, run_id: str, judgement_set: str = "") -> View:
     personas = _persona_keys(run)
     totals = _Totals()
     rows: list[View] = []
+    trials: list[TrialOutcome] = []
     for result, entry in iter_conversation_entries(store, run.id, judgement_set):
         totals.add(entry)
         rows.append(_conversation_row(entry, personas.get(result.scenario_id)))
+        trials.append(outcome_of_entry(entry))
     summary, case_rows = _cases(store, run.id)
     probes = report_rows(run_compliance(a for _, a in stored_answers(store, run.id)))
     criteria = totals.criteria_rows()
@@ -288,6 +297,8 @@ def run_view(store: Store, run_id: str, judgement_set: str = "") -> View:
         "criteria": criteria,
         "three_layer": _three_layer(summary, case_rows),
         "probes": probes,
+        # Per-scenario pass rates, pass^k and spreads; None unless a scenario ran twice.
+        "trials": trials_view_of(trials),
         "conversations": rows,
     }
     view["charts"] = run_charts([view])
@@ -597,6 +608,10 @@ def comparison_view(
         **result,
         "runs": [r["header"] for r in runs],
         "score_changes": score_changes(runs),
+        # Each later run against the first: its marks as rows (compare.json's `changes`).
+        "change_tables": [{**change, "rows": change_rows(change)} for change in result["changes"]],
+        "change_columns": list(CHANGE_COLUMNS),
+        "change_note": CHANGE_NOTE,
         "side_by_side": _side_by_side(store, result["divergence"], runs),
         "charts": run_charts(runs),
     }

@@ -52,7 +52,16 @@ def alembic_config(connection: Connection | None = None) -> Config:
 
 def ensure_schema(engine: Engine) -> bool:
     """Migrate the database to head unless it is there already; True when it migrated."""
+    with engine.connect() as connection:
+        if current_revision(connection) == HEAD_REVISION:
+            return False
     with engine.begin() as connection:
+        if engine.dialect.name == "sqlite":
+            # Python's sqlite3 commits each CREATE as it goes, so two processes opening a new
+            # database at once (pytest-xdist workers, two runs) would interleave their tables.
+            # In one IMMEDIATE transaction the migration is atomic, and the second process
+            # waits for it, then finds the schema made.
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
         current = current_revision(connection)
         if current == HEAD_REVISION:
             return False

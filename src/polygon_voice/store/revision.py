@@ -6,6 +6,6 @@ migration code.
 """
 
 # The newest revision in migrations/versions; a test pins it to Alembic's own head.
-HEAD_REVISION = "0006"
+HEAD_REVISION = "0007"
 # Where Alembic records the revision a database is at.
 VERSION_TABLE = "alembic_version"

@@ -150,3 +150,42 @@ run_leases = sa.Table(
     sa.Column("acquired_at", UtcDateTime, nullable=False),
     sa.Column("expires_at", UtcDateTime, nullable=False),
 )
+
+# Parameter sweeps (migration 0007, SWEEP-2): one row per `polygon sweep`, one per point.
+# A point's `profile` is its immutable configuration, `profile_hash` its content hash, and
+# `run_key` the hash of what else decides its calls (suite version, scenarios, seed, trials):
+# a point whose (profile_hash, run_key) is already stored with a finished run reuses it.
+sweeps = sa.Table(
+    "sweeps",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("path", sa.Text, nullable=False),
+    sa.Column("config", sa.JSON, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("reason", sa.Text, nullable=True),
+    sa.Column("started_at", UtcDateTime, nullable=False),
+    sa.Column("finished_at", UtcDateTime, nullable=True),
+    sa.Index(None, "started_at"),
+)
+
+sweep_points = sa.Table(
+    "sweep_points",
+    metadata,
+    sa.Column("pk", BigIntPk, primary_key=True, autoincrement=True),
+    sa.Column(
+        "sweep_id", sa.String(64), sa.ForeignKey("sweeps.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("idx", sa.Integer, nullable=False),
+    sa.Column("point", sa.JSON, nullable=False),
+    sa.Column("profile_hash", sa.String(64), nullable=False),
+    sa.Column("profile", sa.JSON, nullable=False),
+    sa.Column("run_key", sa.String(64), nullable=False),
+    sa.Column("run_id", sa.String(64), nullable=True),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("reason", sa.Text, nullable=True),
+    sa.Column("estimate", sa.JSON, nullable=True),
+    sa.Column("created_at", UtcDateTime, nullable=False),
+    sa.UniqueConstraint("sweep_id", "idx"),
+    sa.Index(None, "profile_hash", "run_key"),
+)

@@ -26,6 +26,7 @@ from polygon_voice.store.records import (
     utc,
 )
 from polygon_voice.store.schema import conversations, runs, stage_results
+from polygon_voice.store.sweeps import SweepStore
 from polygon_voice.store.urls import mask_url, redact
 from polygon_voice.textsafe import storable, storable_text
 
@@ -63,11 +64,12 @@ _SUMMARY_COLUMNS = (
 )
 
 
-class Store(PersonaStore, LeaseStore):
+class Store(PersonaStore, LeaseStore, SweepStore):
     """A results database opened (and migrated to this version's schema) by URL.
 
     Persona methods (`add_personas`, `list_personas`, ...) come from `PersonaStore`, run
-    leases (`acquire_lease`, `renew_lease`, `release_lease`) from `LeaseStore`.
+    leases (`acquire_lease`, `renew_lease`, `release_lease`) from `LeaseStore`, sweeps
+    (`create_sweep`, `sweep_points`, `reusable_run`, ...) from `SweepStore`.
     """
 
     def __init__(self, url: str) -> None:
@@ -194,38 +196,41 @@ class Store(PersonaStore, LeaseStore):
         conversation without, say, its checks. A (stage, name) given twice, an empty stage
         or data that is not a JSON object raise ValueError before anything is written.
         """
+        self.add_conversations_with_results(run_id, [(index, result, stage_results)])
+
+    def add_conversations_with_results(
+        self,
+        run_id: str,
+        calls: Sequence[tuple[int, ConversationResult, Sequence[StageResult]]],
+    ) -> None:
+        """Store several conversations, each (index, result, stage results), in one commit.
+
+        All of them or none: a conversation stored already (ConversationExists names the
+        first of the group) or any other refusal rolls the whole group back. An import uses
+        it to pay one commit for many small calls; it stores a refused group again call by
+        call, so that only the bad call fails.
+        """
         now = datetime.now(UTC)
-        result, data = _conversation_json(result)
-        row = {
-            "run_id": run_id,
-            "id": result.id,
-            "scenario_id": result.scenario_id,
-            "idx": index,
-            "stage": result.stage,
-            "end_reason": result.end.reason.value,
-            "end_message": result.end.message,
-            "turn_count": len(result.turns),
-            "tool_call_count": len(result.tool_calls),
-            "data": data,
-            "created_at": now,
-        }
-        rows = _stage_rows(run_id, result.id, index, stage_results, now)
+        prepared = [
+            _call_rows(run_id, index, result, stages, now) for index, result, stages in calls
+        ]
         try:
             with self._engine.begin() as conn:
-                inserted = conn.execute(_INSERT_CONVERSATION, row).inserted_primary_key
-                assert inserted is not None  # a single-row insert always has a key
-                for stage_row in rows:
-                    stage_row["conversation_pk"] = inserted[0]
-                if len(rows) == 1:
-                    conn.execute(_INSERT_STAGE_RESULT, rows[0])
-                elif rows:
-                    conn.execute(_INSERT_STAGE_RESULT, rows)
+                if len(prepared) == 1:
+                    _insert_call(conn, *prepared[0])
+                else:
+                    _insert_calls(conn, prepared)
         except IntegrityError as exc:
-            # The stage rows cannot clash (checked above, new conversation): the run is
-            # missing or the conversation is stored already.
-            raise self._conflict(run_id, result.id) from exc
+            # The stage rows cannot clash (checked above, new conversations): the run is
+            # missing or a conversation is stored already.
+            ids = [row["id"] for row, _ in prepared]
+            raise self._conflict(
+                run_id, ids[0] if len(ids) == 1 else self._clash(run_id, ids)
+            ) from exc
         except SQLAlchemyError as exc:
-            raise self._failure(f"store conversation {result.id} of run {run_id}", exc) from exc
+            what = ", ".join(row["id"] for row, _ in prepared[:3])
+            more = ", ..." if len(prepared) > 3 else ""
+            raise self._failure(f"store conversation {what}{more} of run {run_id}", exc) from exc
 
     def conversation_ids(self, run_id: str) -> set[str]:
         """The ids of the conversations stored for a run (to resume it without redoing work)."""
@@ -424,6 +429,20 @@ class Store(PersonaStore, LeaseStore):
             "a conversation is stored once"
         )
 
+    def _clash(self, run_id: str, ids: list[str]) -> str:
+        """The conversation of a refused group that is stored already, or given twice."""
+        stmt = sa.select(conversations.c.id).where(
+            conversations.c.run_id == run_id, conversations.c.id.in_(ids)
+        )
+        with self._reading(f"read run {run_id}") as conn:
+            stored = set(conn.execute(stmt).scalars())
+        seen: set[str] = set()
+        for conversation_id in ids:
+            if conversation_id in stored or conversation_id in seen:
+                return conversation_id
+            seen.add(conversation_id)
+        return ids[0]
+
     def _stage_conflict(
         self, run_id: str, conversation_id: str, stage: str, name: str, exc: IntegrityError
     ) -> StoreError:
@@ -528,6 +547,62 @@ def _json_default(value: object) -> Any:
 _ENCODER = json.JSONEncoder(
     ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_json_default
 )
+
+
+def _call_rows(
+    run_id: str,
+    index: int,
+    result: ConversationResult,
+    stage_results: Sequence[StageResult],
+    now: datetime,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The conversations row and the stage_results rows of one call about to be stored."""
+    result, data = _conversation_json(result)
+    row = {
+        "run_id": run_id,
+        "id": result.id,
+        "scenario_id": result.scenario_id,
+        "idx": index,
+        "stage": result.stage,
+        "end_reason": result.end.reason.value,
+        "end_message": result.end.message,
+        "turn_count": len(result.turns),
+        "tool_call_count": len(result.tool_calls),
+        "data": data,
+        "created_at": now,
+    }
+    return row, _stage_rows(run_id, result.id, index, stage_results, now)
+
+
+_INSERT_CONVERSATIONS_RETURNING = sa.insert(conversations).returning(
+    conversations.c.pk, sort_by_parameter_order=True
+)
+
+
+def _insert_calls(
+    conn: Connection, prepared: list[tuple[dict[str, Any], list[dict[str, Any]]]]
+) -> None:
+    """Many calls in two statements: the conversations (their keys back, in order), then
+    every stage row; per-statement overhead is most of what a small call costs to store."""
+    keys = conn.execute(_INSERT_CONVERSATIONS_RETURNING, [row for row, _ in prepared]).scalars()
+    stage_rows: list[dict[str, Any]] = []
+    for key, (_, rows) in zip(keys.all(), prepared, strict=True):
+        for stage_row in rows:
+            stage_row["conversation_pk"] = key
+        stage_rows += rows
+    if stage_rows:
+        conn.execute(_INSERT_STAGE_RESULT, stage_rows)
+
+
+def _insert_call(conn: Connection, row: dict[str, Any], stage_rows: list[dict[str, Any]]) -> None:
+    inserted = conn.execute(_INSERT_CONVERSATION, row).inserted_primary_key
+    assert inserted is not None  # a single-row insert always has a key
+    for stage_row in stage_rows:
+        stage_row["conversation_pk"] = inserted[0]
+    if len(stage_rows) == 1:
+        conn.execute(_INSERT_STAGE_RESULT, stage_rows[0])
+    elif stage_rows:
+        conn.execute(_INSERT_STAGE_RESULT, stage_rows)
 
 
 def _conversation_json(result: ConversationResult) -> tuple[ConversationResult, str]:

@@ -31,7 +31,11 @@ class Rule(BaseModel):
     Matching: `role` (the X-Polygon-Role header, else a `polygon-role: NAME` marker in the
     system prompt), `model`, `call` (the n-th request of that role, from 1, retries included),
     `turn` (the number of user messages), `contains` / `regex` (the last user message),
-    `structured` (whether the request asks for a JSON schema). `times` limits how often the
+    `structured` (whether the request asks for a JSON schema), `last_role` (the role of the
+    request's last message: `user`, or `tool` / `developer` when a tool result came back, as
+    frameworks such as Pipecat send it), `temperature_above` / `temperature_at_most` (the
+    request's sampling temperature; a request that sends none matches neither, since the
+    default differs between servers). `times` limits how often the
     rule answers. Answers: `text` (with or without `tool_calls`), `json`, `tool_calls`,
     `error` (an HTTP status, with `retry_after` and `message`), `hang` (seconds of silence,
     then the connection closes), `reset` (true: the connection is reset at once, a TCP RST,
@@ -50,6 +54,9 @@ class Rule(BaseModel):
     contains: str | None = None
     regex: str | None = None
     structured: bool | None = None
+    last_role: str | None = None
+    temperature_above: float | None = Field(default=None, ge=0)
+    temperature_at_most: float | None = Field(default=None, ge=0)
     times: int | None = Field(default=None, ge=1)
     text: str | None = None
     json_: Any = Field(default=None, alias="json")
@@ -77,6 +84,9 @@ class Rule(BaseModel):
             raise ValueError("retry_after goes with error")
         if self.regex is not None:
             re.compile(self.regex)
+        above, at_most = self.temperature_above, self.temperature_at_most
+        if above is not None and at_most is not None and above >= at_most:
+            raise ValueError("temperature_above must be below temperature_at_most")
         return self
 
     def answer(self, kind: str) -> Any:
@@ -94,6 +104,19 @@ class Rule(BaseModel):
             and (self.contains is None or self.contains in last)
             and (self.regex is None or re.search(self.regex, last) is not None)
             and (self.structured is None or self.structured == request.structured)
+            and (self.last_role is None or self.last_role == request.last_role)
+            and self._temperature_holds(request.temperature)
+        )
+
+    def _temperature_holds(self, temperature: float | None) -> bool:
+        if self.temperature_above is None and self.temperature_at_most is None:
+            return True
+        if temperature is None:
+            return False
+        above = self.temperature_above
+        at_most = self.temperature_at_most
+        return (above is None or temperature > above) and (
+            at_most is None or temperature <= at_most
         )
 
 
@@ -147,6 +170,21 @@ class ScriptedRequest:
         """The number of user messages in the request."""
         messages = self.body.get("messages") or []
         return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "user")
+
+    @property
+    def last_role(self) -> str:
+        """The role of the request's last message ('' when there is none)."""
+        messages = self.body.get("messages") or []
+        last = messages[-1] if messages else None
+        return str(last.get("role", "")) if isinstance(last, dict) else ""
+
+    @property
+    def temperature(self) -> float | None:
+        """The request's sampling temperature (None when it sends none or not a number)."""
+        value = self.body.get("temperature")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return None
+        return float(value)
 
     @property
     def structured(self) -> bool:

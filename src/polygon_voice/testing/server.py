@@ -29,6 +29,7 @@ from polygon_voice.testing.dialects import (
     unlimited,
 )
 from polygon_voice.testing.script import Rule, Script, ScriptState, role_of
+from polygon_voice.testing.streaming import as_stream
 
 REDACTED = "[redacted]"
 _SECRET_HEADERS = frozenset({"authorization", "api-key", "x-api-key"})
@@ -179,8 +180,6 @@ class FakeLLMServer:
     def _answer(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> Answer:
         if self._api_key is not None and headers.get("authorization") != f"Bearer {self._api_key}":
             return error_answer(401, "fake LLM server: incorrect API key provided")
-        if body.get("stream"):
-            return error_answer(400, "fake LLM server: streaming is not supported")
         role = role_of(headers.get("x-polygon-role"), body)
         refused = refusal(self.dialect, body) or tools_refusal(self.dialect, body, self.tool_flags)
         if headers.get("x-polygon-probe"):
@@ -201,7 +200,9 @@ class FakeLLMServer:
             return Answer(status=0, body=None, delay=UNLIMITED_SECONDS)  # until the client quits
         rule = self.script.rules[index] if index is not None else None
         rule = adjusted(self.dialect, body, rule)
-        return answer_for(rule, request, number, self.script.latency)
+        answer = answer_for(rule, request, number, self.script.latency)
+        # Frameworks (LiveKit Agents, Pipecat) always stream: the same answer as SSE chunks.
+        return as_stream(answer, body) if body.get("stream") else answer
 
     def _probe(
         self,
@@ -298,7 +299,8 @@ class _Handler(BaseHTTPRequestHandler):
         assert answer.body is not None
         try:
             self.send_response(answer.status)
-            self.send_header("Content-Type", "application/json")
+            if "Content-Type" not in answer.headers:
+                self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(answer.body)))
             for key, value in answer.headers.items():
                 self.send_header(key, value)

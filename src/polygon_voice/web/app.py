@@ -18,6 +18,8 @@ field `csrf`):
   `staleness` (`stale|current`), `realism` (`unrealistic|realistic`).
   `/personas/{persona_id}`: one persona; POST `/personas/{persona_id}/realism` with fields
   `unrealistic` (`1` marks it unrealistic, `0` realistic again) and `note` (optional).
+- `/sweeps`: the stored sweeps; `/sweeps/{sweep_id}`: one's leaderboard and robustness curves
+  (`[data-testid=leaderboard]`, one `[data-testid=leaderboard-row]` per point).
 - `/static/...`: the report's assets (vendored chart libraries, charts.js, CSS);
   `/static/app/...`: the app's own stylesheet.
 
@@ -52,6 +54,7 @@ from polygon_voice.web.head import HeadAsGet
 from polygon_voice.web.pages import LINKS, STATIC, message_page, page
 from polygon_voice.web.security import SECURITY_HEADERS, check_csrf, make_guard
 from polygon_voice.web.settings import WebSettings
+from polygon_voice.web.sweeps import sweep_routes
 
 REPORT_ASSETS = Path(__file__).resolve().parent.parent / "report" / "assets"
 RUN_FILTERS = ("agent", "suite", "status", "rubric")
@@ -127,6 +130,7 @@ def create_app(settings: WebSettings) -> FastAPI:
     _run_routes(app, settings, stores)
     _prompt_routes(app, settings, stores)
     _persona_routes(app, settings, stores)
+    sweep_routes(app, stores.get, _found, lambda nav, **extra: _context(settings, nav, **extra))
     return app
 
 

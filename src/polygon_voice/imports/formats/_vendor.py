@@ -113,7 +113,7 @@ def speaker_of(name: str, speakers: Mapping[str, Speaker], where: str) -> Speake
 
 def unmapped(obj: Mapping[str, Any], mapped: Iterable[str]) -> dict[str, Any]:
     """The fields of `obj` the parser did not map, kept as they are."""
-    skip = set(mapped)
+    skip = mapped if isinstance(mapped, (set, frozenset)) else set(mapped)
     return {key: value for key, value in obj.items() if key not in skip}
 
 

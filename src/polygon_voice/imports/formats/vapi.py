@@ -18,7 +18,8 @@ from polygon_voice.imports.base import (
     ImportedTurn,
     check_counts,
     join_path,
-    optional_seconds,
+    seconds_at,
+    text_at,
     timestamp,
 )
 from polygon_voice.imports.formats._vendor import (
@@ -157,7 +158,9 @@ class _History:
         self.other: list[dict[str, Any]] = []
 
     def add(self, message: dict[str, Any], where: str) -> None:
-        role = required_text(message.get("role"), join_path(where, "role"))
+        role = message.get("role")
+        if type(role) is not str:  # the path is put together only for an error
+            role = required_text(role, join_path(where, "role"))
         if role in SPEAKERS:
             self.turns.append(_turn(message, where, role))
         elif role == "tool_calls":
@@ -170,9 +173,7 @@ class _History:
             self.other.append({"after_turn": last_turn(self.turns), "message": message})
 
     def _tool_calls(self, message: dict[str, Any], where: str) -> None:
-        start = optional_seconds(
-            message.get("secondsFromStart"), join_path(where, "secondsFromStart")
-        )
+        start = seconds_at(message, "secondsFromStart", where)
         shared = unmapped(message, ["role", "toolCalls", "secondsFromStart"])
         calls_path = join_path(where, "toolCalls")
         for call_where, call in objects(message.get("toolCalls"), calls_path):
@@ -200,9 +201,7 @@ class _History:
             message, where, id_key="toolCallId", name_key="name", result_key="result",
             after_turn=last_turn(self.turns),
         )  # fmt: skip
-        tool_call.end = optional_seconds(
-            message.get("secondsFromStart"), join_path(where, "secondsFromStart")
-        )
+        tool_call.end = seconds_at(message, "secondsFromStart", where)
         # Vapi's result message has no failure flag: a result that says `{"error": ...}` is
         # the tool's failure (the content counts, as for Retell).
         tool_call.error = result_error(tool_call.result)
@@ -212,27 +211,30 @@ class _History:
 
 
 def _turn(message: dict[str, Any], where: str, role: str) -> ImportedTurn:
-    start = optional_seconds(message.get("secondsFromStart"), join_path(where, "secondsFromStart"))
-    length = optional_seconds(message.get("duration"), join_path(where, "duration"), "ms")
+    start = seconds_at(message, "secondsFromStart", where)
+    length = seconds_at(message, "duration", where, "ms")
     if length is None:
         length = _epoch_length(message, where)
     end = None if start is None or length is None else start + length
-    extra = unmapped(message, ["role", "message", "secondsFromStart"])
+    extra = unmapped(message, _TURN_FIELDS)
     if role == "assistant":
         extra["role"] = role  # the older name for the agent, kept so the source reads true
     return ImportedTurn(
         speaker="caller" if SPEAKERS[role] == "caller" else "agent",
-        text=text(message.get("message"), join_path(where, "message")),
+        text=text_at(message, "message", where),
         start=start,
         end=end,
         extra=extra,
     )
 
 
+_TURN_FIELDS = frozenset(("role", "message", "secondsFromStart"))
+
+
 def _epoch_length(message: dict[str, Any], where: str) -> float | None:
     """Speech length from epoch-millisecond `time` / `endTime`, when `duration` is absent."""
-    began = optional_seconds(message.get("time"), join_path(where, "time"), "ms")
-    ended = optional_seconds(message.get("endTime"), join_path(where, "endTime"), "ms")
+    began = seconds_at(message, "time", where, "ms")
+    ended = seconds_at(message, "endTime", where, "ms")
     if began is None or ended is None or ended < began:
         return None
     return ended - began
