@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from polygon_voice.llm.budget import EndpointBudget, estimate_tokens
 from polygon_voice.llm.cache import ResponseCache, encode_body, request_key
 from polygon_voice.llm.config import LLMSettings, Role, RoleConfig
 from polygon_voice.llm.dialects import FormChoice, form_choice, is_shape_refusal
@@ -289,12 +290,23 @@ class LLMClient:
     async def _send(self, payload: bytes, form: StructuredForm | None = None) -> bytes:
         transport = self._transport or self._open()
         gate = self._limits.gate(self.config.base_url, self.config.max_concurrency)
+        budget = self._limits.budget(self.config.base_url, self.config.rpm, self.config.tpm)
+        estimate = estimate_tokens(payload, self.config.answer_tokens)
         attempts = self.config.max_retries + 1
+        waited_out = 0.0  # the end of the endpoint pause this call's own retry wait honours
         for attempt in range(attempts):
             try:
-                async with self._through(gate):
-                    return await self._attempt(gate, transport, payload)
+                async with self._through(gate, budget, estimate, waited_out):
+                    raw = await self._attempt(gate, transport, payload)
+                if budget.counts_tokens:
+                    # A server that reports no usage leaves the estimate standing.
+                    budget.settle(estimate, sum(reported_tokens(raw)) or estimate)
+                return raw
             except TransportFailure as failure:
+                if failure.status == 429 and failure.retry_after is not None:
+                    # The endpoint's limit, not this request's: every client holds off.
+                    # (This call's retry waits at least as long: see `_retry_delay`.)
+                    waited_out = budget.pause(min(failure.retry_after, self._retry.max_retry_after))
                 if form not in (None, "prompt") and is_shape_refusal(
                     failure.status, failure.detail
                 ):
@@ -321,12 +333,17 @@ class LLMClient:
         raise AssertionError("the retry loop always returns or raises")
 
     @asynccontextmanager
-    async def _through(self, gate: EndpointGate) -> AsyncIterator[None]:
-        """Inside the gate; counted as waiting for as long as the gate holds the request back."""
+    async def _through(
+        self, gate: EndpointGate, budget: EndpointBudget, tokens: int, waited_out: float
+    ) -> AsyncIterator[None]:
+        """Inside the gate, the request and its `tokens` taken from the endpoint's budget
+        first (so a request waiting for its budget holds no slot); counted as waiting for as
+        long as either holds the request back."""
         activity = self.activity
         activity.waiting += 1
         entered = False
         try:
+            await budget.acquire(tokens, waited_out=waited_out)
             async with gate:
                 activity.waiting -= 1
                 entered = True

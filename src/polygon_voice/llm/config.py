@@ -75,6 +75,10 @@ class RoleConfig(BaseModel):
     turn_timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     max_retries: int = Field(default=4, ge=0)
     max_concurrency: int = Field(default=16, ge=1)
+    # The endpoint's budget (docs/llm.md, "Endpoint budgets"): requests and tokens per
+    # minute, shared by every role on the endpoint; None: no limit.
+    rpm: int | None = Field(default=None, ge=1)
+    tpm: int | None = Field(default=None, ge=1)
     cache: bool | None = None
     price_in_per_1k: float = Field(default=0.0, ge=0)
     price_out_per_1k: float = Field(default=0.0, ge=0)
@@ -206,6 +210,8 @@ _ROLE_VARIABLES = (
     ("timeout", "TIMEOUT"),
     ("turn_timeout", "TURN_TIMEOUT"),
     ("max_concurrency", "MAX_CONCURRENCY"),
+    ("rpm", "RPM"),
+    ("tpm", "TPM"),
 )
 
 

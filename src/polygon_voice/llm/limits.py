@@ -18,8 +18,13 @@ import time
 import weakref
 from collections.abc import Callable
 
+from polygon_voice.llm.budget import EndpointBudget, Sleeper, TokenBudget
+
 log = logging.getLogger("polygon_voice.llm")
 Clock = Callable[[], float]
+# Makes an endpoint's budget from its rpm and tpm: another executor may share one across
+# processes; by default a TokenBudget of this process.
+BudgetFactory = Callable[[int | None, int | None], EndpointBudget]
 _RECHECK_SECONDS = 1.0
 
 
@@ -100,7 +105,7 @@ class EndpointGate:
 
 
 class EndpointLimits:
-    """An `EndpointGate` per (event loop, base URL).
+    """An `EndpointGate` and an `EndpointBudget` per (event loop, base URL).
 
     The first client to use an endpoint in a loop sets its limit; a later client asking for
     another limit shares the existing one (and a debug line says so). A number of slots set
@@ -108,12 +113,23 @@ class EndpointLimits:
     table per loop, dropped with the loop.
     """
 
-    def __init__(self, *, clock: Clock = time.monotonic) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Clock = time.monotonic,
+        sleep: Sleeper = asyncio.sleep,
+        budgets: BudgetFactory | None = None,
+    ) -> None:
         self._by_loop: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, dict[str, EndpointGate]
         ] = weakref.WeakKeyDictionary()
+        self._budgets_by_loop: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[str, EndpointBudget]
+        ] = weakref.WeakKeyDictionary()
         self._slots: dict[str, int] = {}
         self._clock = clock
+        self._sleep = sleep
+        self._make_budget = budgets or self._token_budget
 
     def gate(self, base_url: str, limit: int) -> EndpointGate:
         """The gate of `base_url` in the running loop."""
@@ -127,6 +143,25 @@ class EndpointLimits:
         elif gate.limit != limit and slots is None:
             log.debug("endpoint %s keeps its limit %s (asked: %s)", key, gate.limit, limit)
         return gate
+
+    def budget(self, base_url: str, rpm: int | None, tpm: int | None) -> EndpointBudget:
+        """The requests/tokens-per-minute budget of `base_url` in the running loop.
+
+        Shared by every client of the endpoint: the lowest limit any of them gives holds
+        (None: no limit). Every endpoint has one, limits or not: a 429's Retry-After pauses
+        it for all its clients.
+        """
+        table = self._budgets_by_loop.setdefault(asyncio.get_running_loop(), {})
+        key = _key(base_url)
+        budget = table.get(key)
+        if budget is None:
+            budget = table[key] = self._make_budget(rpm, tpm)
+        elif isinstance(budget, TokenBudget):
+            budget.tighten(rpm, tpm)
+        return budget
+
+    def _token_budget(self, rpm: int | None, tpm: int | None) -> EndpointBudget:
+        return TokenBudget(rpm, tpm, clock=self._clock, sleep=self._sleep)
 
     def set_slots(self, base_url: str, slots: int) -> None:
         """The server at `base_url` handles `slots` requests at once: never send it more."""

@@ -32,7 +32,8 @@ def is_retryable_status(status: int, detail: str = "") -> bool:
 
 @dataclass
 class RetryPolicy:
-    """Exponential backoff with jitter, never shorter than the server's `Retry-After`.
+    """Exponential backoff with jitter, never shorter than the server's `Retry-After` (and
+    jittered on top of it).
 
     `rng` and `sleep` are injectable so tests neither wait nor depend on chance.
     """
@@ -48,9 +49,13 @@ class RetryPolicy:
         """Seconds to wait after failed attempt number `attempt` (0 for the first)."""
         backoff = min(self.max_delay, self.base_delay * 2.0**attempt)
         # "Equal jitter": half fixed, half random, so many clients do not retry in step.
-        delay = backoff * (0.5 + 0.5 * self.rng.random())
+        spread = 0.5 * backoff * self.rng.random()
+        delay = 0.5 * backoff + spread
         if retry_after is not None:
-            delay = max(delay, min(retry_after, self.max_retry_after))
+            # The random half on top of the server's wait: many clients told the same
+            # Retry-After (a 429 storm) must not all come back at the same instant either.
+            asked = min(retry_after, self.max_retry_after)
+            delay = max(delay, min(self.max_retry_after, asked + spread))
         return delay
 
     def after_timeout(self, abandoned_after: float) -> float:

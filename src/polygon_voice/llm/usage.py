@@ -50,7 +50,7 @@ class RequestActivity:
     requests: int = 0
     retries: int = 0
     failures: int = 0
-    # Requests held back by the endpoint's concurrency gate (docs/llm.md, "After a timeout").
+    # Requests held back by the endpoint's budget or its concurrency gate (docs/llm.md).
     waiting: int = 0
     # When each request in flight was sent, by the number `begin` gave it.
     _sent_at: dict[int, float] = field(default_factory=dict, repr=False, compare=False)
