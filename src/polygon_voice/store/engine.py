@@ -12,13 +12,20 @@ from polygon_voice.store.errors import StoreError
 from polygon_voice.store.urls import DB_ENV, mask_url
 
 POSTGRES_EXTRA = "pip install 'polygon-voice[postgres]'"
+SQLITE_LOCK_WAIT_SECONDS = 30.0
 
 
 def open_engine(url: str) -> Engine:
     """An engine for `url`; StoreError (URL masked) when the URL or its driver is unusable."""
     parsed = _parse(url)
+    sqlite = parsed.get_backend_name() == "sqlite"
     try:
-        engine = sa.create_engine(parsed)
+        # Processes sharing one SQLite file (two runs, pytest-xdist workers, a migration in
+        # progress) wait for each other's write lock this long before "database is locked"
+        # (Python's default is 5 s, too little on a loaded machine).
+        engine = sa.create_engine(
+            parsed, connect_args={"timeout": SQLITE_LOCK_WAIT_SECONDS} if sqlite else {}
+        )
     except NoSuchModuleError as exc:
         raise StoreError(
             f"unknown database kind '{parsed.drivername}' in {mask_url(url)}; "
@@ -26,7 +33,7 @@ def open_engine(url: str) -> Engine:
         ) from exc
     except ImportError as exc:
         raise StoreError(_missing_driver(parsed, url, exc)) from exc
-    if parsed.get_backend_name() == "sqlite":
+    if sqlite:
         sa.event.listen(engine, "connect", _sqlite_pragmas)
     return engine
 
