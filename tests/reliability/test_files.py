@@ -34,7 +34,9 @@ from tests.cli.conftest import Polygon
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_SUITE = ROOT / "examples" / "order_line" / "suite.yaml"
 EXAMPLE_AGENT = ROOT / "examples" / "prompt_agent" / "agent.yaml"
-SECONDS_PER_FILE = 1.0
+# CPU seconds, not wall clock: a hostile file must not make the loader spin, and a
+# busy CI machine must not make an honest load look slow.
+CPU_SECONDS_PER_FILE = 2.0
 
 TOOL = """name: t
 tools:
@@ -59,10 +61,10 @@ def write(tmp_path: Path, text: str | bytes, name: str = "suite.yaml") -> Path:
 
 
 def suite_error(path: Path, limits: Limits | None = None) -> SuiteError:
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(SuiteError) as caught:
         load_suite(path, limits)
-    assert time.perf_counter() - start < SECONDS_PER_FILE
+    assert time.process_time() - start < CPU_SECONDS_PER_FILE
     assert "\n" not in str(caught.value)  # one line, as the command prints it
     return caught.value
 
@@ -365,9 +367,9 @@ SMALL_FILE_ERRORS: dict[str, Callable[[Path], str]] = {
 def test_the_small_files_are_bounded_like_suites(tmp_path: Path, kind: str) -> None:
     text = "x:\n" + alias_bomb()
     path = write(tmp_path, text, f"{kind}.yaml")
-    start = time.perf_counter()
+    start = time.process_time()
     assert "aliases here expand" in SMALL_FILE_ERRORS[kind](path)
-    assert time.perf_counter() - start < SECONDS_PER_FILE
+    assert time.process_time() - start < CPU_SECONDS_PER_FILE
 
 
 # -- fuzzing the shipped file formats ------------------------------------------------------
@@ -452,7 +454,7 @@ def _fuzz_once(
     raw: bytes, path: Path, load: Callable[[Path], object], clean: type[Exception]
 ) -> None:
     path.write_bytes(raw)
-    start = time.perf_counter()
+    start = time.process_time()
     try:
         load(path)
         outcome = "loaded"
@@ -463,8 +465,8 @@ def _fuzz_once(
         message = "loaded"
     assert message.strip()
     assert "Traceback" not in message
-    elapsed = time.perf_counter() - start
-    assert elapsed < SECONDS_PER_FILE, f"{elapsed:.2f} s for one file"
+    elapsed = time.process_time() - start
+    assert elapsed < CPU_SECONDS_PER_FILE, f"{elapsed:.2f} s for one file"
     OUTCOMES[f"{path.stem}:{outcome}:{_kind(message)}"] += 1
 
 
