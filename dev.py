@@ -53,7 +53,7 @@ APT_INSTALL = ["apt-get", "install", "-y", "--no-install-recommends"]
 # build. This CPU build is installed first and then held by a constraint, so that resolving
 # the extra cannot replace it.
 TORCH_CPU = "torch==2.13.0"
-TEST_EXTRAS = ("test", "postgres", "llm", "noise", "embeddings", "web", "livekit", "pipecat")
+TEST_EXTRAS = ("test", "postgres", "llm", "noise", "embeddings", "web", "livekit", "pipecat", "ray")
 
 
 def main(argv: list[str]) -> int:
@@ -156,7 +156,13 @@ def run_tests(pytest_args: list[str]) -> int:
         code = run(*step)
         if code:
             return code
-    return run(str(BIN / "python"), "-m", "pytest", *pytest_args)
+    return run(str(BIN / "python"), "-m", "pytest", *pytest_arguments(pytest_args))
+
+
+def pytest_arguments(pytest_args: list[str]) -> list[str]:
+    """The whole suite runs on every core (pytest-xdist, each test module on one worker, so a
+    module's fixtures are built once); a narrowed run (`dev.py test -k engine`) runs as given."""
+    return pytest_args or ["-n", "auto", "--dist", "loadscope"]
 
 
 def run_real_llm(pytest_args: list[str]) -> int:

@@ -89,6 +89,13 @@ def polygon_command() -> list[str]:
 def quiet_env() -> dict[str, str]:
     env = {**os.environ, "COLUMNS": "120"}
     env.pop("POLYGON_DB", None)
+    # Bytecode read and written as an installed package has it: with PYTHONDONTWRITEBYTECODE
+    # (set in some containers and CI images) every start compiles Polygon from source again.
+    # The bytecode goes to a folder of its own, not into the source tree.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.setdefault(
+        "PYTHONPYCACHEPREFIX", str(Path(tempfile.gettempdir()) / "polygon-bench-bytecode")
+    )
     return env
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dev import system_packages, wants_real_llm
+from dev import pytest_arguments, system_packages, wants_real_llm
 
 from tests.browser.chromium import find_chromium
 
@@ -19,6 +19,12 @@ def test_it_is_left_out_when_switched_off_or_when_pytest_is_narrowed() -> None:
     assert wants_real_llm({"POLYGON_REAL_LLM": "0"}, []) is False
     # `dev.py test -k engine` runs what it names, nothing more.
     assert wants_real_llm({}, ["-k", "engine"]) is False
+
+
+def test_the_whole_suite_runs_on_every_core_and_a_narrowed_one_as_given() -> None:
+    # loadscope: a module's tests stay on one worker, so its fixtures are built once.
+    assert pytest_arguments([]) == ["-n", "auto", "--dist", "loadscope"]
+    assert pytest_arguments(["-k", "engine"]) == ["-k", "engine"]
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ For each role a run (or a command) needs — the judge of `--judge llm`, the cal
 `caller: llm` scenario, a prompt agent's model, model-answered probes, the persona generator,
 the lint's model tier — four things, in this order:
 
-1. the `llm` extra is installed (the `openai` package is found; it is not imported);
+1. the `llm` extra is installed (the `aiohttp` package is found; it is not imported);
 2. a model is named for the role;
 3. the API key is there when the endpoint needs one (the variable the settings name is set;
    a well-known hosted API is not left without a key);
@@ -323,11 +323,11 @@ def _offline_checks(
     """The problems found without the network, and the endpoint probes still to make."""
     needs = _distinct(needs)
     problems: list[SetupProblem] = []
-    if needs and not _sdk_installed():
+    if needs and not _client_installed():
         problems.append(
             SetupProblem(
                 _joined(need.label for need in needs),
-                "the `llm` extra is not installed (the openai package is missing)",
+                "the `llm` extra is not installed (the aiohttp package is missing)",
                 f"Install it: {LLM_EXTRA}",
             )
         )
@@ -368,9 +368,9 @@ def _distinct(needs: Sequence[RoleNeed]) -> list[RoleNeed]:
     return list(seen.values())
 
 
-def _sdk_installed() -> bool:
+def _client_installed() -> bool:
     try:
-        return importlib.util.find_spec("openai") is not None
+        return importlib.util.find_spec("aiohttp") is not None
     except (ImportError, ValueError):  # a finder that refuses it, a half-removed package
         return False
 

@@ -106,7 +106,7 @@ def test_a_prompt_agent_without_its_key_stops_before_any_call(polygon: Polygon) 
 
 
 def test_the_llm_extra_missing_is_named_before_any_call(polygon: Polygon) -> None:
-    # A meta-path hook in the subprocess refuses `openai`, as if the extra were not installed.
+    # A meta-path hook in the subprocess refuses `aiohttp`, as if the extra were not installed.
     hook = polygon.workdir / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(
@@ -114,13 +114,13 @@ def test_the_llm_extra_missing_is_named_before_any_call(polygon: Polygon) -> Non
             """
             import sys
 
-            class _NoOpenAI:
+            class _NoClient:
                 def find_spec(self, name, path=None, target=None):
-                    if name == "openai" or name.startswith("openai."):
-                        raise ImportError("No module named 'openai'")
+                    if name == "aiohttp" or name.startswith("aiohttp."):
+                        raise ImportError("No module named 'aiohttp'")
                     return None
 
-            sys.meta_path.insert(0, _NoOpenAI())
+            sys.meta_path.insert(0, _NoClient())
             """
         )
     )

@@ -23,17 +23,17 @@ from tests.cli.conftest import ROOT, Polygon
 CANARY = "sk-persona-canary-0a1b2c3d4e"
 PERSONA = {"name": "Maria Lopez", "goal": "Change order 4821.", "facts": {"order_id": "4821"}}
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-# A finder that refuses the `openai` package, as if the `llm` extra were not installed.
-NO_OPENAI = """
+# A finder that refuses the `aiohttp` package, as if the `llm` extra were not installed.
+NO_LLM_EXTRA = """
 import sys
 
-class _NoOpenAI:
+class _NoClient:
     def find_spec(self, name, path=None, target=None):
-        if name == "openai" or name.startswith("openai."):
+        if name == "aiohttp" or name.startswith("aiohttp."):
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
         return None
 
-sys.meta_path.insert(0, _NoOpenAI())
+sys.meta_path.insert(0, _NoClient())
 """
 
 
@@ -181,14 +181,14 @@ def test_without_the_llm_extra_a_model_stops_with_the_install_command(
 ) -> None:
     hooks = tmp_path / "hooks"
     hooks.mkdir()
-    (hooks / "sitecustomize.py").write_text(NO_OPENAI)
+    (hooks / "sitecustomize.py").write_text(NO_LLM_EXTRA)
     blocked = {"PYTHONPATH": str(hooks)}
     with FakeLLMServer([Rule(structured=True, json=PERSONA)]) as server:
         result = generate(polygon, {**blocked, **model_env(server.base_url)}, "--n", "1")
     assert result.returncode == 2
     assert_plain(result)
     assert (
-        "caller (persona generation): the `llm` extra is not installed (the openai package "
+        "caller (persona generation): the `llm` extra is not installed (the aiohttp package "
         "is missing). Install it: pip install 'polygon-voice[llm]'"
     ) in result.stderr
     # Without a model the extra is not needed: the personas are made from the prompt.

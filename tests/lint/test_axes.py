@@ -24,8 +24,14 @@ def test_the_good_example_prompt_is_clean() -> None:
 
 
 def test_the_bad_example_prompt_fails_every_axis() -> None:
+    everything = lint(BAD, max_tier=2, min_confidence=0)
+    assert all(r.score >= 0.5 for r in everything.axes.values()), everything.axes
+    # At the default cut, diluted attention's findings (right once in ten on the corpus's
+    # dev part) are counted, not reported; the other axes still fail.
     report = lint(BAD, max_tier=2)
-    assert all(r.score >= 0.5 for r in report.axes.values()), report.axes
+    assert report.axes["diluted_attention"].score == 0
+    assert report.below_confidence > 0
+    assert all(r.score >= 0.5 for a, r in report.axes.items() if a != "diluted_attention")
 
 
 def test_scores_are_stable_run_to_run() -> None:
@@ -50,19 +56,21 @@ def test_overload_marks_a_sentence_that_stacks_hard_rules() -> None:
 def test_a_key_rule_in_the_middle_of_a_long_prompt_is_buried() -> None:
     rule = "It is important: never read out the card number."
     text = f"{FILLER}{rule} {FILLER}"
-    assert marked(lint(text, max_tier=1), text, "diluted_attention") == [rule]
+    every = {"max_tier": 1, "min_confidence": 0.0}  # the rule is under the default cut
+    assert marked(lint(text, **every), text, "diluted_attention") == [rule]
+    assert lint(text, max_tier=1).axes["diluted_attention"].findings == []
     # A hard rule not marked as key is one of many; it is not flagged for its place.
     plain = "Never read out the card number."
-    assert lint(f"{FILLER}{plain} {FILLER}", max_tier=1).axes["diluted_attention"].score == 0
+    assert lint(f"{FILLER}{plain} {FILLER}", **every).axes["diluted_attention"].score == 0
     # The same rule at the start, or in a short prompt, is where the model sees it.
-    assert lint(f"{rule} {FILLER}{FILLER}", max_tier=1).axes["diluted_attention"].score == 0
-    assert lint(f"Hello there. {rule} Bye now.", max_tier=1).axes["diluted_attention"].score == 0
+    assert lint(f"{rule} {FILLER}{FILLER}", **every).axes["diluted_attention"].score == 0
+    assert lint(f"Hello there. {rule} Bye now.", **every).axes["diluted_attention"].score == 0
 
 
 def test_related_rules_far_apart_are_scattered() -> None:
     first, later = "Ask for the order number first.", "Repeat the order number slowly."
     text = f"{first} {FILLER}{FILLER}{later}"
-    findings = lint(text, max_tier=1).axes["diluted_attention"].findings
+    findings = lint(text, max_tier=1, min_confidence=0).axes["diluted_attention"].findings
     assert [(f.kind, text[f.start : f.end]) for f in findings] == [("scattered-topic", later)]
 
 
@@ -120,7 +128,7 @@ def test_restating_a_rule_is_redundant() -> None:
 def test_tier_two_marks_jargon_but_not_code_or_names() -> None:
     pytest.importorskip("wordfreq")
     text = "Log the PII for Northwind with `update_order_idempotent` as YYYY-MM-DD."
-    report = lint(text, max_tier=2)
+    report = lint(text, max_tier=2, min_confidence=0)  # jargon is under the default cut
     assert 2 in report.tiers_run
     assert [f.kind for f in report.axes["ambiguity"].findings] == ["jargon"]
     assert marked(report, text, "ambiguity") == ["PII"]

@@ -32,7 +32,7 @@ def test_surprisal_comes_from_the_endpoints_token_logprobs() -> None:
     # "capacitor" costs 12 nats (17 bits), every other token 0.5 nats (0.7 bits).
     rule = Rule(logprobs={**CHECK, "capacitor": -12.0, "*": -0.5})
     with FakeLLMServer([rule], api_key="sk-test") as server:
-        report = lint(TEXT, max_tier=2, env=env(server))
+        report = lint(TEXT, max_tier=2, env=env(server), min_confidence=0)
         check, sent = server.requests
     assert report.tiers_run == [1, 2]
     found = report.axes["ambiguity"].findings
@@ -50,8 +50,8 @@ def test_surprisal_comes_from_the_endpoints_token_logprobs() -> None:
 
 def test_the_alignment_check_runs_once_per_endpoint_and_model() -> None:
     with FakeLLMServer([Rule(logprobs={**CHECK, "*": -0.5})]) as server:
-        lint(TEXT, max_tier=2, env=env(server))
-        lint(TEXT, max_tier=2, env=env(server))
+        lint(TEXT, max_tier=2, env=env(server), min_confidence=0)
+        lint(TEXT, max_tier=2, env=env(server), min_confidence=0)
         prompts = [r.body["prompt"] for r in server.requests]
     assert [CHECK_WORD in p for p in prompts] == [True, False, False]
 
@@ -61,7 +61,7 @@ def test_logprobs_shifted_by_one_token_are_realigned() -> None:
     # after each sentence when the server reports it one token late.
     rule = Rule(logprobs={**CHECK, ".": -20.0, "*": -0.5}, logprobs_shift=1)
     with FakeLLMServer([rule]) as server:
-        report = lint(GOOD, max_tier=2, env=env(server))
+        report = lint(GOOD, max_tier=2, env=env(server), min_confidence=0)
         raw = _echo(LogprobsEndpoint(server.base_url, "tiny"), GOOD)
     assert report.tiers_run == [1, 2]
     assert report.axes["ambiguity"].findings == []  # clean, as docs/lint.md says
@@ -72,8 +72,8 @@ def test_logprobs_shifted_by_one_token_are_realigned() -> None:
 def test_a_misalignment_past_one_token_refuses_the_tier_with_the_reason() -> None:
     rule = Rule(logprobs={**CHECK, "*": -0.5}, logprobs_shift=2)
     with FakeLLMServer([rule]) as server:
-        report = lint(TEXT, max_tier=2, env=env(server))
-        lint(TEXT, max_tier=2, env=env(server))
+        report = lint(TEXT, max_tier=2, env=env(server), min_confidence=0)
+        lint(TEXT, max_tier=2, env=env(server), min_confidence=0)
         count = server.request_count
     assert report.tiers_run == [1]
     assert "do not line up with the prompt" in report.tiers_skipped[0].reason
@@ -86,7 +86,7 @@ def test_a_server_that_makes_every_token_costly_is_refused() -> None:
     # As llama-cpp-python's server does, scoring each token by the distribution after it:
     # the nonsense word costs no more than "the", and no shift puts that right.
     with FakeLLMServer([Rule(logprobs={"*": -12.0})]) as server:
-        report = lint(GOOD, max_tier=2, env=env(server))
+        report = lint(GOOD, max_tier=2, env=env(server), min_confidence=0)
     assert report.tiers_run == [1]
     assert report.tiers_skipped[0].failed
     assert "do not line up with the prompt" in report.tiers_skipped[0].reason
@@ -96,7 +96,9 @@ def test_a_server_that_makes_every_token_costly_is_refused() -> None:
 def test_a_timeout_abandons_the_request_and_skips_tier_two() -> None:
     with FakeLLMServer([Rule(hang=30)]) as server:
         began = time.monotonic()
-        report = lint(TEXT, max_tier=2, env=env(server, POLYGON_LINT_TIMEOUT="0.5"))
+        report = lint(
+            TEXT, max_tier=2, env=env(server, POLYGON_LINT_TIMEOUT="0.5"), min_confidence=0
+        )
         took = time.monotonic() - began
     assert took < 5
     assert report.tiers_run == [1]
@@ -111,7 +113,7 @@ def test_a_bad_timeout_is_an_error() -> None:
 
 def test_a_failing_endpoint_skips_tier_two_and_says_why() -> None:
     with FakeLLMServer([Rule(error=500)]) as server:
-        report = lint(TEXT, max_tier=2, env=env(server))
+        report = lint(TEXT, max_tier=2, env=env(server), min_confidence=0)
     assert report.tiers_run == [1]
     assert "logprobs endpoint failed" in report.tiers_skipped[0].reason
     assert "sk-test" not in report.tiers_skipped[0].reason
@@ -130,6 +132,6 @@ def test_tier_two_completes_on_servers_that_refuse_or_misread_max_tokens_0(
     # vLLM refuses it with a 400: either way tier 2 would be lost.
     rule = Rule(logprobs={**CHECK, "capacitor": -12.0, "*": -0.5})
     with FakeLLMServer([rule], dialect=dialect) as server:
-        report = lint(TEXT, max_tier=2, env=env(server, POLYGON_LINT_TIMEOUT="5"))
+        report = lint(TEXT, max_tier=2, env=env(server, POLYGON_LINT_TIMEOUT="5"), min_confidence=0)
     assert report.tiers_run == [1, 2], report.tiers_skipped
     assert [f.kind for f in report.axes["ambiguity"].findings] == ["surprising-word"]

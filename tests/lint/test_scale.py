@@ -16,7 +16,8 @@ from polygon_voice.lint import LintError, lint
 from tests.lint.test_axes import ROOT
 
 GOLDEN = Path(__file__).parent / "golden"
-# What the all-pairs rules gave on the shipped prompts before the pair search was pruned.
+# What the rules give on the shipped prompts: first written by the all-pairs rules before the
+# pair search was pruned (the same findings), rewritten when a rule changes on purpose.
 SHIPPED = {
     "bad_prompt": ROOT / "examples" / "prompts" / "bad_prompt.md",
     "prompt_agent": ROOT / "examples" / "prompt_agent" / "prompt.md",
@@ -35,11 +36,12 @@ def test_the_shipped_prompts_give_what_they_gave_before(name: str, tier: int) ->
 
 def test_a_long_prompt_lints_in_linear_time() -> None:
     # 100 KB: the all-pairs rules took over 3 minutes on this (quadratic in sentences); the
-    # pruned ones about a second. The bound is loose for a slow CI machine.
+    # pruned ones a few seconds. The bound is loose for a slow CI machine, and on CPU time:
+    # on a busy machine the wall time is mostly waiting for a core.
     text = synthetic_prompt(100_000, seed=3)
-    started = time.perf_counter()
+    started = time.process_time()
     report = lint(text, max_tier=1, env={})
-    assert time.perf_counter() - started < 10.0
+    assert time.process_time() - started < 10.0
     # The restatements and flips the generator puts in are found.
     assert report.axes["redundancy"].findings
     assert report.axes["contradiction"].findings

@@ -194,11 +194,11 @@ async def test_the_openai_sdk_reads_the_fake_servers_answers() -> None:
     assert completion.usage.total_tokens == completion.usage.prompt_tokens + 3
 
 
-async def test_without_the_sdk_the_error_says_what_to_install(
+async def test_without_the_http_stack_the_error_says_what_to_install(
     serve: Serve, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     server = serve([Rule(text="hi")])
-    monkeypatch.setitem(__import__("sys").modules, "openai", None)  # `import openai` now fails
+    monkeypatch.setitem(__import__("sys").modules, "aiohttp", None)  # `import aiohttp` now fails
     async with client_for(server) as client:
         with pytest.raises(LLMConfigError, match=r"pip install 'polygon-voice\[llm\]'"):
             await client.chat(USER_HELLO)

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 FailOn = Literal["warn", "fail"]
+Executor = Literal["local", "ray"]
+EXECUTORS: tuple[Executor, ...] = ("local", "ray")
+# A Ray cluster's address: a Ray Client URL or the head node's GCS address.
+RAY_ADDRESS = re.compile(r"(ray://)?\[?[A-Za-z0-9.:_-]+\]?:\d{1,5}")
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,13 @@ class RunOptions:
     out: Path | None = None  # report folder; None: .polygon/runs/RUN_ID
     write_files: bool = True  # write report.json and transcripts.jsonl when the run ends
     preflight: bool = True  # check every model role before the first call (docs/llm.md)
+    # Where the calls are played: "local" (this process) or "ray" (Ray actors, the `ray`
+    # extra; docs/large-suites.md). `concurrency` is then the calls at once per worker.
+    executor: Executor = "local"
+    # The Ray cluster: "auto" (a running one), "ray://HOST:PORT", "HOST:PORT", or None
+    # (RAY_ADDRESS, else a local cluster started for the run).
+    ray_address: str | None = None
+    workers: int | None = None  # Ray workers (actors); None: one per CPU of the cluster
 
     def __post_init__(self) -> None:
         # Plain checks with plain messages: a typo in code must not start a run.
@@ -59,3 +71,21 @@ class RunOptions:
             object.__setattr__(self, "scenarios", (self.scenarios,))
         if self.probes is not None and not self.run_probes:
             raise InputError("give a probe file or run_probes=False, not both")
+        self._check_executor()
+
+    def _check_executor(self) -> None:
+        from polygon_voice.api.errors import InputError
+
+        if self.executor not in EXECUTORS:
+            raise InputError(f"executor is one of {', '.join(EXECUTORS)}, not {self.executor!r}")
+        if self.workers is not None and self.workers < 1:
+            raise InputError(f"workers must be at least 1, not {self.workers}")
+        if self.executor != "ray" and (self.workers is not None or self.ray_address is not None):
+            raise InputError("workers and ray_address go with executor 'ray'")
+        address = self.ray_address
+        if address is not None and not (
+            address in ("auto", "local") or RAY_ADDRESS.fullmatch(address)
+        ):
+            raise InputError(
+                f"ray_address {address!r}: give auto, local, ray://HOST:PORT or HOST:PORT"
+            )

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import zlib
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -146,6 +148,132 @@ class CallResult:
         """Whether this call's verdict is at or below `fail_on` (unscored always is)."""
         verdict = self.verdict or "unscored"
         return VERDICT_ORDER.index(verdict) >= VERDICT_ORDER.index(fail_on)
+
+
+class Packer:
+    """Packs one stage's data of a run's calls as compressed JSON text, each call's against the
+    first call's (a zlib preset dictionary), and validates it again when it is read.
+
+    A validated stage is several times the size of its JSON text (a judgement with its eight
+    criteria ~11 KB); kept for every call, the models made the results of a 10,000-call run
+    ~250 MB (docs/performance.md, "Memory over model-played runs"). The calls of a run repeat
+    most of their stage's text (criteria, rubric, the judge's instructions), so against the
+    first one a judgement packs into a few hundred bytes.
+    """
+
+    __slots__ = ("_load", "_zdict")
+
+    # An 8 KiB window and a small memory level: a new compressor per call stays cheap.
+    _WBITS, _LEVEL, _MEMLEVEL = 13, 1, 4
+
+    def __init__(self, load: Callable[[Any], Any]) -> None:
+        self._load = load
+        self._zdict: bytes | None = None
+
+    def pack(self, data: Any) -> Packed:
+        """`data` (the stage's stored JSON data) packed."""
+        text = json.dumps(data, separators=(",", ":")).encode()
+        if self._zdict is None:
+            self._zdict = text
+        compressor = zlib.compressobj(
+            self._LEVEL, zlib.DEFLATED, self._WBITS, self._MEMLEVEL, zdict=self._zdict
+        )
+        return Packed(compressor.compress(text) + compressor.flush(), self)
+
+    def unpack(self, packed: bytes) -> Any:
+        """The stage's model, validated from its data as when it was first read."""
+        assert self._zdict is not None  # set by the first pack
+        decompressor = zlib.decompressobj(self._WBITS, zdict=self._zdict)
+        text = decompressor.decompress(packed) + decompressor.flush()
+        return self._load(json.loads(text))
+
+
+class Packed:
+    """One call's stage, packed by its stage's `Packer`."""
+
+    __slots__ = ("_data", "_packer")
+
+    def __init__(self, data: bytes, packer: Packer) -> None:
+        self._data = data
+        self._packer = packer
+
+    def value(self) -> Any:
+        """The stage's model, validated anew."""
+        return self._packer.unpack(self._data)
+
+
+def _stage_field(name: str, empty: Any) -> property:
+    """A field of `StoredCallResult` that may hold a `Packed` stage (validated when read)."""
+    key = f"_{name}"
+
+    def get(self: StoredCallResult) -> Any:
+        value = self.__dict__.get(key, empty)
+        return value.value() if isinstance(value, Packed) else value
+
+    def set_(self: StoredCallResult, value: Any) -> None:
+        # The frozen dataclass's __init__ (also under dataclasses.replace) sets fields here.
+        self.__dict__[key] = value
+        self.__dict__.pop("_known", None)  # a stage set anew: nothing precomputed holds
+
+    return property(get, set_)
+
+
+class StoredCallResult(CallResult):
+    """A `CallResult` read from the store whose stages stay packed until they are read.
+
+    It reads, compares and copies as a `CallResult`; `judgement`, `case`, `expect` and
+    `probes` are validated from their stored data on each read (so hold on to the value when
+    reading one often). The verdict, composite and why the call was not exercised, which the
+    run's totals read for every call, are worked out once when it is built (`stored`).
+    """
+
+    judgement = _stage_field("judgement", None)
+    case = _stage_field("case", None)
+    expect = _stage_field("expect", None)
+    probes = _stage_field("probes", ())
+
+    @classmethod
+    def stored(cls, call: CallResult, stages: dict[str, Packed]) -> StoredCallResult:
+        """`call` (read whole from the store) kept with its stages packed: its verdict,
+        composite and why it was not exercised are taken from it now."""
+        made = cls(call.id, call.scenario, call.end_reason, call.end_message, call.turns,
+                   call.tool_calls)  # fmt: skip
+        for name, packed in stages.items():
+            made.__dict__[f"_{name}"] = packed
+        made.__dict__["_known"] = (call.verdict, call.composite, call.not_exercised)
+        return made
+
+    def __eq__(self, other: object) -> bool:
+        # Equal to a plain CallResult of the same fields, as the plain one it stands for.
+        if not isinstance(other, CallResult):
+            return NotImplemented
+        return all(getattr(self, f.name) == getattr(other, f.name) for f in fields(CallResult))
+
+    __hash__ = CallResult.__hash__
+
+    def _precomputed(self, name: str) -> tuple[bool, Any]:
+        known = self.__dict__.get("_known")
+        if known is None:
+            return False, None
+        return True, known[("verdict", "composite", "not_exercised").index(name)]
+
+    @property
+    def verdict(self) -> str | None:
+        """pass, warn, fail or unscored; None when the call was not judged."""
+        found, value = self._precomputed("verdict")
+        return value if found else super().verdict
+
+    @property
+    def composite(self) -> float | None:
+        """The rubric's composite 0-100; None when nothing could be scored."""
+        found, value = self._precomputed("composite")
+        return value if found else super().composite
+
+    @property
+    def not_exercised(self) -> str | None:
+        """Why the call did not test the agent; None when it was exercised."""
+        found, value = self._precomputed("not_exercised")
+        return value if found else super().not_exercised
 
 
 @dataclass(frozen=True)

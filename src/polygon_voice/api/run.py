@@ -24,11 +24,13 @@ from polygon_voice.api.suites import IN_CODE, load_suite, select_scenarios
 
 if TYPE_CHECKING:
     from polygon_voice.agents import AgentFactory
+    from polygon_voice.api.setup import WorkerSetup
     from polygon_voice.judge import Judging
     from polygon_voice.llm import LLMClient, Usage
     from polygon_voice.model import Suite
     from polygon_voice.probes import Probing
     from polygon_voice.runner import RunTally, SuiteRunner
+    from polygon_voice.runner.executors import Executor
     from polygon_voice.scenario import LoadedSuite
     from polygon_voice.store import RunRecord, Store
     from polygon_voice.store.leases import LeaseKeeper
@@ -175,12 +177,29 @@ def _prepare(
     judge, rubric, repeats = setup.judging_options(
         store, options.resume, options.judge, options.rubric, options.judge_repeats
     )
-    judging = setup.judging_for(judge, rubric, repeats, options.llm_config)
-    probing = setup.probing_for(options.probes, options.llm_config) if options.run_probes else None
     noise = _run_noise(resumed, options.noise)
     setup.check_tools_and_noise(loaded, noise)
-    caller_client = setup.caller_client_for(loaded, options.llm_config)
-    agent_spec, factory = _agent(options, loaded, resumed)
+    agent_spec, agent, (base_dir, cwd) = _agent(options, loaded, resumed)
+    wiring = setup.CallWiring(
+        loaded=loaded,
+        agent=agent,
+        agent_name=agent_spec,
+        agent_base_dir=base_dir,
+        agent_cwd=cwd,
+        llm_config=options.llm_config,
+        judge=judge,
+        rubric=rubric,
+        judge_repeats=repeats,
+        probes=options.probes,
+        run_probes=options.run_probes,
+    )
+    parts = setup.call_parts(wiring)  # the same function builds each Ray worker's parts
+    judging, probing, caller_client, factory = (
+        parts.judging,
+        parts.probing,
+        parts.caller_client,
+        parts.agent_factory,
+    )
     if options.preflight:
         _preflight(options, loaded, judging, probing, factory)
     if resumed is None:
@@ -196,8 +215,10 @@ def _prepare(
             )
         tally = RunTally()
         tally.failures.on_first = observer.role_failed
+        # After the preflight: a Ray worker adopts what its probe found.
+        worker_setup = setup.WorkerSetup.of_this_process(wiring, record.seed, noise)
         runner = SuiteRunner(
-            suite=setup.with_agent_turn_limit(loaded.suite, factory),
+            suite=parts.suite,
             agent_factory=factory,
             store=store,
             run_id=record.id,
@@ -210,6 +231,7 @@ def _prepare(
             judging=judging,
             probing=probing,
             tally=tally,
+            executor=_executor(options, worker_setup, observer),
         )
         runner.on_finished = lambda result: observer.call_finished(result, tally)
         clients = [caller_client, getattr(judging.judge, "client", None)]
@@ -295,9 +317,9 @@ def _run_noise(resumed: RunRecord | None, given: float | None) -> float | None:
 
 def _agent(
     options: RunOptions, loaded: LoadedSuite, resumed: RunRecord | None
-) -> tuple[str, AgentFactory]:
-    """The agent's name as the run records it, and the factory that builds one per call."""
-    from polygon_voice.agents import AgentLoadError, as_factory, resolve_agent
+) -> tuple[str, str | Any, tuple[Path | None, Path | None]]:
+    """The agent's name as the run records it, the agent as given (a spec string, or a class
+    or factory) and where a relative agent file is looked for."""
     from polygon_voice.masking import MASK, mask_url
 
     given = options.agent
@@ -305,10 +327,7 @@ def _agent(
         name = f"{getattr(given, '__module__', '?')}:{getattr(given, '__qualname__', '?')}"
         if resumed is not None and resumed.agent != name:
             raise InputError(f"run {resumed.id} was started with agent {resumed.agent}, not {name}")
-        try:
-            return name, as_factory(given, name)
-        except AgentLoadError as exc:
-            raise InputError(str(exc)) from None
+        return name, given, (None, None)
     if resumed is not None:
         if given is not None and mask_url(given) != resumed.agent:
             raise InputError(
@@ -328,11 +347,40 @@ def _agent(
                 f"{_shown_path(loaded)}: no agent given: pass --agent or add an 'agent:' key "
                 "to the suite"
             )
+    return spec, spec, _agent_places(spec, options, loaded)
+
+
+def _executor(
+    options: RunOptions, worker_setup: WorkerSetup, observer: RunObserver
+) -> Executor | None:
+    """The run's executor: None for the local one (the runner's own workers)."""
+    if options.executor == "local":
+        return None
+    from polygon_voice.runner.ray_executor import RayExecutor, import_ray
+
+    import_ray()  # InputError naming the extra, before the run is started
+    _check_picklable(worker_setup)
+    return RayExecutor(
+        setup=worker_setup,
+        workers=options.workers,
+        address=options.ray_address,
+        concurrency=options.concurrency,
+        on_note=observer.note,
+    )
+
+
+def _check_picklable(worker_setup: WorkerSetup) -> None:
+    """InputError when the run's agent cannot travel to a Ray worker."""
+    import ray.cloudpickle as cloudpickle
+
     try:
-        base_dir, cwd = _agent_places(spec, options, loaded)
-        return spec, resolve_agent(spec, base_dir, cwd=cwd, llm_config=options.llm_config)
-    except AgentLoadError as exc:
-        raise InputError(str(exc)) from None
+        cloudpickle.dumps(worker_setup)  # type: ignore[no-untyped-call]
+    except Exception as exc:
+        agent = worker_setup.wiring.agent_name
+        raise InputError(
+            f"the Ray executor cannot send agent {agent} to its workers ({type(exc).__name__}: "
+            f"{exc}); give it as a spec string (module:attr, file.py:attr, prompt:FILE) instead"
+        ) from None
 
 
 def _agent_places(
@@ -502,6 +550,7 @@ def _finish(store: Store, prepared: _Prepared, tally: RunTally, options: RunOpti
         prepared.judging.usage,
         probe_client.usage if probe_client is not None else None,
         _agent_usage(prepared.runner.agent_factory),
+        *getattr(prepared.runner.executor, "usages", ()),  # the Ray workers' clients
     )
     updates = {"llm_usage": usage} if usage is not None else None
     store.finish_run(record.id, "finished", datetime.now(UTC), config_updates=updates)

@@ -3,16 +3,20 @@ tools and noise checked. Each raises InputError or SetupError; none prints or ex
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from polygon_voice.api.errors import InputError, SetupError
 
 if TYPE_CHECKING:
+    from polygon_voice.agents import AgentFactory
     from polygon_voice.judge import Judging
     from polygon_voice.llm import LLMClient, LLMSettings, Usage
     from polygon_voice.model import Persona, Suite
     from polygon_voice.probes import Probe, Probing
+    from polygon_voice.runner.ray_executor import WorkerParts
     from polygon_voice.scenario import LoadedSuite
     from polygon_voice.store import RunRecord, Store
 
@@ -281,3 +285,99 @@ def _no_agent(_: object) -> NoReturn:
 
 def _bad(message: str) -> NoReturn:
     raise InputError(message)
+
+
+# -- the parts every call is played with -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CallWiring:
+    """How a run's calls are wired, as data: what rebuilds the same parts in any process
+    (the driver, or a Ray worker: runner/ray_executor.py). Picklable; an agent given as a
+    Python class or factory travels with it (cloudpickle)."""
+
+    loaded: LoadedSuite  # the suite as run: scenarios selected, trials applied
+    agent: str | Callable[..., Any]  # a spec string, or an agent class or factory
+    agent_name: str  # how the run records the agent
+    agent_base_dir: Path | None
+    agent_cwd: Path | None
+    llm_config: Path | None
+    judge: str
+    rubric: str
+    judge_repeats: int
+    probes: Path | None
+    run_probes: bool
+
+
+@dataclass
+class CallParts:
+    """The parts built from a `CallWiring`."""
+
+    suite: Suite  # as played: a prompt agent's turn limit filled in
+    agent_factory: AgentFactory
+    caller_client: LLMClient | None
+    judging: Judging
+    probing: Probing | None
+
+
+def call_parts(wiring: CallWiring) -> CallParts:
+    """The judge, probes, caller model and agent factory of a run (InputError, SetupError)."""
+    judging = judging_for(wiring.judge, wiring.rubric, wiring.judge_repeats, wiring.llm_config)
+    probing = probing_for(wiring.probes, wiring.llm_config) if wiring.run_probes else None
+    caller_client = caller_client_for(wiring.loaded, wiring.llm_config)
+    factory = agent_factory_for(wiring)
+    suite = with_agent_turn_limit(wiring.loaded.suite, factory)
+    return CallParts(suite, factory, caller_client, judging, probing)
+
+
+def agent_factory_for(wiring: CallWiring) -> AgentFactory:
+    """The factory that builds the run's agent once per call; InputError when it cannot load."""
+    from polygon_voice.agents import AgentLoadError, as_factory, resolve_agent
+
+    agent = wiring.agent
+    try:
+        if not isinstance(agent, str):
+            return as_factory(agent, wiring.agent_name)
+        return resolve_agent(
+            agent, wiring.agent_base_dir, cwd=wiring.agent_cwd, llm_config=wiring.llm_config
+        )
+    except AgentLoadError as exc:
+        raise InputError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class WorkerSetup:
+    """What a Ray worker is built from: the wiring, the run seed and noise (picklable)."""
+
+    wiring: CallWiring
+    seed: int
+    noise: float | None
+    # What the driver's start-up probe found of each endpoint (llm/capabilities.py): a
+    # worker adopts it, so its first structured requests need not find the form out one
+    # at a time, and a server's slots hold in every worker.
+    capabilities: tuple[tuple[Any, Any], ...] = ()
+
+    @classmethod
+    def of_this_process(cls, wiring: CallWiring, seed: int, noise: float | None) -> WorkerSetup:
+        """A setup carrying what this process's probe found (none when nothing was probed)."""
+        from polygon_voice.llm.capabilities import adopted_records
+
+        return cls(wiring, seed, noise, tuple(adopted_records()))
+
+    def __call__(self) -> WorkerParts:
+        """The worker's own parts, built by the driver's functions (in the worker)."""
+        from polygon_voice.llm.capabilities import adopt
+        from polygon_voice.runner.ray_executor import WorkerParts
+
+        for config, found in self.capabilities:
+            adopt(config, found)
+        parts = call_parts(self.wiring)
+        return WorkerParts(
+            suite=parts.suite,
+            agent_factory=parts.agent_factory,
+            seed=self.seed,
+            noise=self.noise,
+            caller_client=parts.caller_client,
+            judging=parts.judging,
+            probing=parts.probing,
+        )

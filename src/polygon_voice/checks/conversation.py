@@ -12,37 +12,41 @@ from collections.abc import Sequence
 from itertools import pairwise
 from statistics import fmean
 
-from polygon_voice.checks.phrases import is_repeat_request, phrases_in
-from polygon_voice.model import CallStatus, ConversationResult, EndReason, Speaker, ToolCall
+from polygon_voice.checks.facts import LONG_TURN_WORDS, CallFacts
+from polygon_voice.checks.phrases import phrases_in
+from polygon_voice.model import CallStatus, ConversationResult, EndReason, Speaker, ToolCall, Turn
 from polygon_voice.model.judgement import ConversationChecks, InvalidArgsCall, PhraseHit
 from polygon_voice.noise import caller_wer
 
-# An agent turn above this many words is "over-long" on the phone (~20 s at 2.5 words/s).
-LONG_TURN_WORDS = 50
 _OUTCOMES = (CallStatus.COMPLETED, CallStatus.FAILED)
 
 
 def check_conversation(
-    result: ConversationResult, forbidden: Sequence[str] = ()
+    result: ConversationResult, forbidden: Sequence[str] = (), facts: CallFacts | None = None
 ) -> ConversationChecks:
-    """The checks of one conversation; `forbidden` = the suite's and the scenario's phrases."""
-    agent = [t for t in result.turns if t.speaker is Speaker.AGENT]
-    caller = [t for t in result.turns if t.speaker is Speaker.CALLER]
-    delays = response_delays(result)
+    """The checks of one conversation; `forbidden` = the suite's and the scenario's phrases;
+    `facts`: the call's turns as already read (checks/facts.py), shared with the judge."""
+    if facts is None or not facts.belongs_to(result):
+        facts = CallFacts(result)
+    agent, caller = facts.agent, facts.caller
+    delays, talked_over = _replies(facts.ordered)
+    hits = (
+        [PhraseHit(phrase=p, turn=t.index) for t in agent for p in phrases_in(t.text, forbidden)]
+        if forbidden
+        else []
+    )
     return ConversationChecks(
-        forbidden_phrases=[
-            PhraseHit(phrase=p, turn=t.index) for t in agent for p in phrases_in(t.text, forbidden)
-        ],
+        forbidden_phrases=hits,
         invalid_tool_args=[invalid_call(result, c) for c in result.tool_calls if not c.args_valid],
         loop_detected=result.end.reason is EndReason.LOOP_DETECTED,
-        repeat_requests=sum(is_repeat_request(t.text) for t in agent),
-        caller_repeat_requests=sum(is_repeat_request(t.text) for t in caller),
+        repeat_requests=sum(facts.agent_asks),
+        caller_repeat_requests=sum(facts.caller_asks),
         turns=len(result.turns),
         agent_turns=len(agent),
         interrupted_agent_turns=sum(t.interrupted for t in agent),
         barge_ins=sum(t.barge_in for t in caller),
-        caller_interrupted=caller_interruptions(result),
-        long_agent_turns=sum(len(t.text.split()) > LONG_TURN_WORDS for t in agent),
+        caller_interrupted=talked_over,
+        long_agent_turns=sum(n > LONG_TURN_WORDS for n in facts.agent_words),
         response_delay_mean=round(fmean(delays), 3) if delays else None,
         response_delay_max=round(max(delays), 3) if delays else None,
         wer=caller_wer(result),
@@ -68,7 +72,22 @@ def invalid_call(result: ConversationResult, call: ToolCall) -> InvalidArgsCall:
 
 def response_delays(result: ConversationResult) -> list[float]:
     """Virtual seconds from each caller turn's end to the agent turn right after it."""
-    turns = sorted(result.turns, key=lambda t: t.index)
+    return _response_delays(sorted(result.turns, key=lambda t: t.index))
+
+
+def _replies(turns: Sequence[Turn]) -> tuple[list[float], int]:
+    """`response_delays` and `caller_interruptions` of turns in order, in one pass."""
+    delays: list[float] = []
+    talked_over = 0
+    caller, agent = Speaker.CALLER, Speaker.AGENT
+    for cur, nxt in pairwise(turns):
+        if cur.speaker is caller and nxt.speaker is agent:
+            delays.append(max(0.0, nxt.start - cur.end))
+            talked_over += nxt.start < cur.end
+    return delays, talked_over
+
+
+def _response_delays(turns: Sequence[Turn]) -> list[float]:
     return [
         max(0.0, nxt.start - cur.end)
         for cur, nxt in pairwise(turns)
@@ -82,7 +101,10 @@ def caller_interruptions(result: ConversationResult) -> int:
     The engine lets only the caller barge in, so this is 0 for simulated calls; imported
     real calls (with overlapping speech) can have more.
     """
-    turns = sorted(result.turns, key=lambda t: t.index)
+    return _caller_interruptions(sorted(result.turns, key=lambda t: t.index))
+
+
+def _caller_interruptions(turns: Sequence[Turn]) -> int:
     return sum(
         1
         for cur, nxt in pairwise(turns)

@@ -14,6 +14,7 @@ from polygon_voice.cli.app import app
 from polygon_voice.cli.common import LlmConfigOption, console, errors, fail
 from polygon_voice.cli.progress import progress_bar
 from polygon_voice.lint import AXES, MAX_TIER, LintError, lint
+from polygon_voice.lint.confidence import DEFAULT_MIN_CONFIDENCE
 from polygon_voice.lint.engine import MAX_PROMPT_BYTES, Step, check_size
 from polygon_voice.lint.render import render
 from polygon_voice.llm import LLMError, LLMSettings, load_llm_config
@@ -53,6 +54,15 @@ def lint_command(
         int,
         typer.Option("--max-bytes", min=0, help="Refuse a larger prompt file (0: no limit)."),
     ] = MAX_PROMPT_BYTES,
+    min_confidence: Annotated[
+        float,
+        typer.Option(
+            "--min-confidence",
+            min=0.0,
+            max=1.0,
+            help="Report only findings of kinds this often right on the labelled corpus (0: all).",
+        ),
+    ] = DEFAULT_MIN_CONFIDENCE,
 ) -> None:
     """Score PROMPT_FILE on five axes and mark the weak places."""
     limit = max_bytes or None
@@ -77,6 +87,7 @@ def lint_command(
                 settings=settings,
                 max_bytes=limit,
                 on_step=_show_steps(bar),
+                min_confidence=min_confidence,
             )
         finally:
             bar.stop()

@@ -46,7 +46,29 @@ def run(
         ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Run seed: the same seed replays the same calls.")] = 0,
-    concurrency: Annotated[int, typer.Option(min=1, help="Conversations at once.")] = 8,
+    concurrency: Annotated[
+        int, typer.Option(min=1, help="Conversations at once (with --executor ray: per worker).")
+    ] = 8,
+    executor: Annotated[
+        Literal["local", "ray"],
+        typer.Option(
+            help="Where the calls are played: local (this process) or ray (Ray actors, the "
+            "ray extra; docs/large-suites.md)."
+        ),
+    ] = "local",
+    address: Annotated[
+        str | None,
+        typer.Option(
+            help="With --executor ray: the cluster (auto, ray://HOST:PORT or HOST:PORT); "
+            "default: RAY_ADDRESS, else a local cluster for the run."
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            help="With --executor ray: worker actors, one CPU each (default: one per CPU)."
+        ),
+    ] = None,
     scenario: Annotated[
         list[str] | None,
         typer.Option(
@@ -187,6 +209,9 @@ def run(
             include_unrealistic=include_unrealistic,
             resume=resume,
             out=out,
+            executor=executor,
+            ray_address=address,
+            workers=workers,
         )
         try:
             with observer.showing():

@@ -54,6 +54,12 @@ def _cached_request(text: str) -> bool:
 
 
 def _is_request(text: str) -> bool:
+    if text.isascii():  # most turns: the same phrases found in the text itself, no words split
+        lowered = text.lower()
+        # A phrase found has its longest word in the text: most turns have none of them.
+        if _ANY_ASCII_KEY.search(lowered) is None:
+            return False
+        return _ANY_REQUEST_IN_TEXT.search(lowered) is not None
     # Whole-word runs as substrings of the space-joined words: one regex scan for them all.
     spaced = f" {' '.join(normalised_words(text))} "
     return _ANY_REQUEST.search(spaced) is not None
@@ -74,3 +80,29 @@ _SPACED_REQUESTS = tuple(
 # One alternation of them all: a single scan instead of one per phrase (the checks ask for
 # every turn of every call, an import for thousands of calls a second).
 _ANY_REQUEST = re.compile("|".join(re.escape(phrase) for phrase in _SPACED_REQUESTS))
+# The same phrases over ASCII text as it is: a normalised word is a run of \w in the lower-cased
+# text, and two words in a row are two such runs with only non-word characters between them,
+# so a phrase's words found there (whole, at word edges) are its words found in a row.
+_ANY_REQUEST_IN_TEXT = re.compile(
+    r"(?<!\w)(?:"
+    + "|".join(
+        r"\W+".join(re.escape(word) for word in normalised_words(p))
+        for group in REPEAT_REQUESTS.values()
+        for p in group
+    )
+    + r")(?!\w)"
+)
+# The longest word of each phrase that ASCII text can hold (the others have a letter it lacks).
+_ASCII_KEYS = tuple(
+    sorted(
+        {
+            max(words, key=len)
+            for group in REPEAT_REQUESTS.values()
+            for p in group
+            if (words := normalised_words(p)) and all(word.isascii() for word in words)
+        }
+    )
+)
+# Any of those words anywhere in the text (a substring, as `key in text` finds it): one scan
+# in C instead of a test per word.
+_ANY_ASCII_KEY = re.compile("|".join(re.escape(key) for key in _ASCII_KEYS))

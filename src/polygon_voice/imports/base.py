@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, TypeVar, overload
 
+import pydantic_core
+
 Speaker = Literal["agent", "caller"]
 
 T = TypeVar("T")
@@ -175,13 +177,24 @@ def optional(record: object, path: str, kind: type[T]) -> T | None:
     return get(record, path, kind, None)
 
 
+def loads(text: str) -> Any:
+    """`json.loads(text)`, the same values, about twice as fast: pydantic's JSON parser
+    (Rust) reads the common record, and whatever it refuses goes to `json.loads`, which
+    gives the answer or the error. It refuses all that `json` refuses (and more: a lone
+    surrogate escape, nesting deeper than 200), so a record never reads differently."""
+    try:
+        return pydantic_core.from_json(text)
+    except ValueError:
+        return json.loads(text)
+
+
 def json_args(value: object, where: str) -> dict[str, Any]:
     """Tool arguments given as a JSON object or as JSON text -> a dict (empty when absent)."""
     if value is None or value == "":
         return {}
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = loads(value)
         except (ValueError, RecursionError) as exc:
             raise RecordError(where, f"expected JSON arguments, got {show(value)}") from exc
     if not isinstance(value, dict):
@@ -195,7 +208,7 @@ def json_result(value: object) -> Any:
         stripped = value.strip()
         if stripped[:1] in ("{", "[", '"') or stripped in ("true", "false", "null"):
             try:
-                return json.loads(stripped)
+                return loads(stripped)
             except (ValueError, RecursionError):
                 return value
     return value

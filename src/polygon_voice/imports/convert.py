@@ -66,6 +66,11 @@ def end_reason(text: str | None) -> EndReason:
 
 
 _NOT_LETTERS = re.compile(r"[^a-z]+")
+# The plain values of the enums the stored record holds: the record is validated once, as a
+# whole, and pydantic reads an enum's value faster than it checks an enum member.
+_AGENT, _CALLER = Speaker.AGENT.value, Speaker.CALLER.value
+_PREPARED, _SENT = CallStatus.PREPARED.value, CallStatus.SENT.value
+_COMPLETED, _FAILED = CallStatus.COMPLETED.value, CallStatus.FAILED.value
 _OWN_REASONS = frozenset(value.value.replace("_", "-") for value in EndReason)
 
 
@@ -83,7 +88,7 @@ def to_conversation(call: ImportedCall, scenario_id: str | None = None) -> Conve
     last = max([t["end"] for t in turns] + [c["history"][-1]["time"] for c in tools] + [0.0])
     end_time = max(call.duration, last) if call.duration is not None else last
     end = {
-        "reason": end_reason(call.ended_reason),
+        "reason": end_reason(call.ended_reason).value,
         "time": end_time,
         "message": call.ended_reason or "",
     }
@@ -135,7 +140,7 @@ def _turns(imported: list[ImportedTurn]) -> tuple[list[dict[str, Any]], bool]:
         turns.append(
             {
                 "index": index,
-                "speaker": Speaker.AGENT if turn.speaker == "agent" else Speaker.CALLER,
+                "speaker": _AGENT if turn.speaker == "agent" else _CALLER,
                 "text": turn.text,
                 "heard": turn.text,
                 "start": start,
@@ -164,10 +169,10 @@ def _tool_calls(
         counts[call.tool] = counts.get(call.tool, 0) + 1
         start = call.start if call.start is not None else _after_turn_time(call, turns)
         end = call.end if call.end is not None and call.end >= start else start
-        status = CallStatus.FAILED if call.error is not None else CallStatus.COMPLETED
+        status = _FAILED if call.error is not None else _COMPLETED
         history = [
-            {"status": CallStatus.PREPARED, "time": start},
-            {"status": CallStatus.SENT, "time": start},
+            {"status": _PREPARED, "time": start},
+            {"status": _SENT, "time": start},
             {"status": status, "time": end},
         ]
         calls.append(
@@ -193,17 +198,18 @@ def _after_turn_time(call: ImportedToolCall, turns: list[dict[str, Any]]) -> flo
     return 0.0
 
 
-def _error_kind(error: str | None) -> ToolErrorKind | None:
+def _error_kind(error: str | None) -> str | None:
+    """The ToolErrorKind (its value) a tool's error text means."""
     if error is None:
         return None
     key = error.casefold()
     if "timeout" in key or "timed out" in key:
-        return ToolErrorKind.TIMEOUT
+        return ToolErrorKind.TIMEOUT.value
     if "not found" in key or "404" in key:
-        return ToolErrorKind.NOT_FOUND
+        return ToolErrorKind.NOT_FOUND.value
     if "invalid" in key and "arg" in key:
-        return ToolErrorKind.INVALID_ARGUMENTS
-    return ToolErrorKind.HTTP_500
+        return ToolErrorKind.INVALID_ARGUMENTS.value
+    return ToolErrorKind.HTTP_500.value
 
 
 def _import_data(call: ImportedCall, synthetic: bool) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, cast
 
-from polygon_voice.imports.base import MAX_RECORD_BYTES, RecordError
+from polygon_voice.imports.base import MAX_RECORD_BYTES, RecordError, loads
 
 # A JSON document holding a list of calls may be larger than one record.
 MAX_DOCUMENT_BYTES = 10 * MAX_RECORD_BYTES
@@ -205,7 +205,7 @@ def _split_list(parsed: Item, is_record: IsRecord) -> Iterator[Item]:
 
 def _json_record(source: Source, data: bytes) -> Item:
     try:
-        return Record(source, json.loads(data.decode("utf-8-sig")))
+        return Record(source, loads(data.decode("utf-8-sig")))
     except UnicodeDecodeError as exc:
         return Unreadable(source, RecordError("", f"not UTF-8 text (byte {exc.start})"))
     except (ValueError, RecursionError) as exc:

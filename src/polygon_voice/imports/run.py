@@ -25,6 +25,8 @@ its `merge(records)` at the end of the input, then parsed once as one record.
 
 from __future__ import annotations
 
+import functools
+import gc
 import hashlib
 import time
 from collections import Counter
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
     from polygon_voice.imports.expect_file import ExpectEntry, ExpectFile
     from polygon_voice.imports.judging import CallJudging
     from polygon_voice.model import ConversationResult, Expect, ExpectResult
+    from polygon_voice.model.judgement import Judgement
     from polygon_voice.store import Store
     from polygon_voice.store.store import StageResult
 
@@ -175,6 +178,7 @@ class _Importer:
         self.pending_since = 0.0
 
     def run(self) -> ImportSummary:
+        frozen = _freeze_heap()
         try:
             for item in iter_records(self.options.paths, self.detector.is_record):
                 self.summary.records += 1
@@ -192,9 +196,13 @@ class _Importer:
             if self.progress is not None and self.held_count:
                 self.progress(self.summary)
         finally:
-            self._flush()  # the calls already read are kept, even when interrupted
-            if self.judging is not None:
-                self.judging.close()
+            try:
+                self._flush()  # the calls already read are kept, even when interrupted
+                if self.judging is not None:
+                    self.judging.close()
+            finally:
+                if frozen:
+                    gc.unfreeze()
         if self.options.expect_file is not None:
             self.summary.expect_unused = self.options.expect_file.unused(self.expect_matched)
         self._finish()
@@ -291,8 +299,6 @@ class _Importer:
     def _expect(self, call: ImportedCall, entry: ExpectEntry | None) -> Expect | None:
         """The call's expectation: the expect file's entry, else the record's own; the one
         used is what the `import` trace entry keeps, so a rejudge reads the same."""
-        from polygon_voice.imports.judging import ExpectError, parse_expect
-
         if entry is not None and entry.expect is not None:
             if call.expect is not None:
                 self.summary.expect_overridden += 1
@@ -300,6 +306,8 @@ class _Importer:
             return entry.expect
         if call.expect is None:
             return None
+        from polygon_voice.imports.judging import ExpectError, parse_expect
+
         try:
             return parse_expect(call.expect)
         except ExpectError as exc:
@@ -320,8 +328,6 @@ class _Importer:
         return value
 
     def _store(self, result: ConversationResult, expect: Expect | None, source: Source) -> None:
-        from polygon_voice.store import StoreError
-
         run_id = self._run_id()
         judging = self.judging
         if judging is None:
@@ -341,6 +347,8 @@ class _Importer:
                 )
             )
             return
+        from polygon_voice.store import StoreError
+
         # Stored before judging: a judge model may take minutes, or never answer.
         self._flush()
         self._commit(run_id, result, checked)
@@ -428,18 +436,15 @@ class _Importer:
         )
 
     def _count(self, stages: list[StageResult], source: Source, result: ConversationResult) -> None:
-        from polygon_voice.judge.run import judge_answers_unusable, judge_model_failed
-        from polygon_voice.model import ExpectResult
-        from polygon_voice.model.judgement import Judgement
-
+        expect_result, judgement, model_failed, answers_unusable = _stage_readers()
         for _, _, data in stages:
-            if isinstance(data, ExpectResult):
+            if isinstance(data, expect_result):
                 self.summary.with_expectation += 1
                 self.summary.expectations[_expectation(data)] += 1
-            elif isinstance(data, Judgement):
+            elif isinstance(data, judgement):
                 self.summary.judged += 1
                 self.summary.verdicts[data.verdict] += 1
-                failed = judge_model_failed(data) or judge_answers_unusable(data)
+                failed = model_failed(data) or answers_unusable(data)
                 if failed is not None:
                     self._judge_failed(source, result, f"the judge model failed: {failed}")
 
@@ -568,9 +573,21 @@ def _group_key(fmt: Format | None, value: object) -> str | None:
 
 
 def _is_expect(data: object) -> TypeGuard[ExpectResult]:
-    from polygon_voice.model import ExpectResult
+    return isinstance(data, _stage_readers()[0])
 
-    return isinstance(data, ExpectResult)
+
+_Reading = Callable[["Judgement"], str | None]
+
+
+@functools.cache
+def _stage_readers() -> tuple[type[ExpectResult], type[Judgement], _Reading, _Reading]:
+    """The stage types the summary counts and the judge failures it reports, imported on
+    first use (not when the module is) and then kept: a summary counts every call."""
+    from polygon_voice.judge.run import judge_answers_unusable, judge_model_failed
+    from polygon_voice.model import ExpectResult
+    from polygon_voice.model.judgement import Judgement
+
+    return ExpectResult, Judgement, judge_model_failed, judge_answers_unusable
 
 
 def _expectation(result: Any) -> str:
@@ -604,6 +621,18 @@ def _stored_source(store: Store, run_id: str, call_id: str) -> str:
         entry = None
     source = entry.get("source") if entry is not None else None
     return source if isinstance(source, str) else "an earlier record of this import"
+
+
+def _freeze_heap() -> bool:
+    """Leave the objects alive before the import (modules, models, schemas: tens of thousands)
+    out of the garbage collector's full passes until it ends (`gc.unfreeze`): an import makes
+    and drops objects fast enough to start a full pass every few hundred calls, and walking
+    that heap each time was about a twentieth of the import's time. True when frozen here;
+    a process that froze its heap itself, or turned the collector off, is left as it is."""
+    if not gc.isenabled() or gc.get_freeze_count():
+        return False
+    gc.freeze()
+    return True
 
 
 def _with_part(source: Source, label: str) -> Source:

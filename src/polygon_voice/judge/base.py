@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from polygon_voice.checks.exercised import not_played
+from polygon_voice.checks.facts import CallFacts
 from polygon_voice.judge.composite import Composite, combine_repeats, composite, read_score
 from polygon_voice.judge.gates import fired_gates, verdict
 from polygon_voice.judge.promoted import gate_answers
@@ -51,6 +52,14 @@ class JudgeInput:
     # The forbidden phrases the checks looked for (suite's and scenario's): on a real call,
     # safety_compliance applies when some were given.
     forbidden_phrases: tuple[str, ...] = ()
+    # The call's turns as the checks read them (checks/facts.py), shared by every rule: read
+    # from `result` when not given, or when given for other turns.
+    facts: CallFacts = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        facts: CallFacts | None = self.facts
+        if facts is None or not facts.belongs_to(self.result):
+            object.__setattr__(self, "facts", CallFacts(self.result))
 
 
 @dataclass(frozen=True)
@@ -142,7 +151,7 @@ def as_judged(given: JudgeInput) -> JudgeInput:
     one (judge/real_end.py), as a simulated call's engine would have ended it."""
     if not given.real_call:
         return given
-    end = real_call_end(given.result)
+    end = real_call_end(given.result, given.facts)
     if end == given.result.end:
         return given
     result = given.result.model_copy(update={"end": end})
@@ -288,6 +297,8 @@ def _unexercised(
 def _shown(cid: str, runs: Sequence[JudgeRun]) -> RawScore | None:
     # The evidence shown is from the first run that scored the criterion readably, so an
     # unreadable first repeat does not hide the quote the score rests on.
+    if len(runs) == 1:  # one run (the default): its own score, readable or not
+        return runs[0].scores.get(cid)
     returned = [r.scores[cid] for r in runs if cid in r.scores]
     readable = [raw for raw in returned if read_score(raw.value) is not None]
     return next(iter(readable or returned), None)

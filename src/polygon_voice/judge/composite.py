@@ -101,6 +101,14 @@ def combine_repeats(
     """
     if not repeats:
         raise ValueError("no judge runs to combine")
+    if len(repeats) == 1:
+        return _one_run(rubric, repeats[0])
+    return _many_runs(rubric, repeats)
+
+
+def _many_runs(
+    rubric: Rubric, repeats: Sequence[Mapping[str, object]]
+) -> dict[str, CriterionOutcome]:
     out: dict[str, CriterionOutcome] = {}
     for criterion in rubric.criteria:
         returned = [run[criterion.id] for run in repeats if criterion.id in run]
@@ -118,6 +126,29 @@ def combine_repeats(
             out[criterion.id] = CriterionOutcome(None, "unscored")
         else:
             out[criterion.id] = CriterionOutcome(median(scores), "scored")
+    return out
+
+
+_UNSCORED = CriterionOutcome(None, "unscored")
+_NOT_APPLICABLE = CriterionOutcome(None, "not_applicable")
+_MISSING = CriterionOutcome(float(MIN_SCORE), "missing")
+_ABSENT = object()
+
+
+def _one_run(rubric: Rubric, run: Mapping[str, object]) -> dict[str, CriterionOutcome]:
+    """`combine_repeats` of a single run (k = 1, the default): the median of one readable
+    score is that score, so each criterion is read once, with no lists to combine."""
+    out: dict[str, CriterionOutcome] = {}
+    for criterion in rubric.criteria:
+        raw = run.get(criterion.id, _ABSENT)
+        if raw is _ABSENT:
+            out[criterion.id] = _MISSING
+        elif isinstance(raw, NotApplicable):
+            out[criterion.id] = _NOT_APPLICABLE
+        else:
+            score = read_score(raw)
+            scored = _UNSCORED if score is None else CriterionOutcome(float(score), "scored")
+            out[criterion.id] = scored
     return out
 
 
@@ -146,10 +177,14 @@ def composite(rubric: Rubric, criteria: Mapping[str, CriterionOutcome]) -> Compo
             whole += criterion.weight * (int(outcome.score) - MIN_SCORE)
         else:
             total += criterion.weight * (Fraction(outcome.score) - MIN_SCORE)
-    total += whole
-    value = (
-        None if weight_used == 0 else float(total * 100 / (weight_used * (MAX_SCORE - MIN_SCORE)))
-    )
+    scale = weight_used * (MAX_SCORE - MIN_SCORE)
+    if weight_used == 0:
+        value = None
+    elif not total:
+        # Whole scores only: one integer division, rounded once as the fraction's float is.
+        value = whole * 100 / scale
+    else:
+        value = float((total + whole) * 100 / scale)
     return Composite(filled, value, unscored, not_applicable)
 
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from polygon_voice.checks.conversation import LONG_TURN_WORDS
+from polygon_voice.checks.facts import LONG_TURN_WORDS
 from polygon_voice.judge.base import JudgeInput, RawScore
 from polygon_voice.judge.composite import NotApplicable
 from polygon_voice.model import CallStatus, ConversationResult, Speaker, ToolCall, Turn
@@ -15,6 +15,7 @@ from polygon_voice.model import CallStatus, ConversationResult, Speaker, ToolCal
 _NUMBER = re.compile(r"\d+")
 QUOTE_CHARS = 80
 FAILED = (CallStatus.FAILED, CallStatus.TIMED_OUT)
+_OUTCOMES = (CallStatus.COMPLETED, *FAILED)
 
 
 def clamp(value: int) -> int:
@@ -29,16 +30,25 @@ def agent_turns(result: ConversationResult) -> list[Turn]:
 
 def quote(result: ConversationResult, index: int | None) -> str:
     """'turn N (agent): "…"' for evidence; empty when there is no such turn."""
-    turn = next((t for t in result.turns if t.index == index), None)
+    return quoted(next((t for t in result.turns if t.index == index), None))
+
+
+def quoted(turn: Turn | None) -> str:
+    """`quote` of a turn already found (the first with its index); empty for None."""
     if turn is None:
         return ""
     text = turn.text if len(turn.text) <= QUOTE_CHARS else turn.text[: QUOTE_CHARS - 1] + "…"
     return f'turn {turn.index} ({turn.speaker.value}): "{text}"'
 
 
+def quote_turn(given: JudgeInput, index: int | None) -> str:
+    """`quote` of the call being judged, its turn found in the shared facts."""
+    return quoted(given.facts.turn(index))
+
+
 def scored(given: JudgeInput, value: int, turn: int | None, reason: str) -> RawScore:
     """A rule's result, its evidence quoted from the turn it relied on."""
-    return RawScore(clamp(value), quote(given.result, turn), turn, reason)
+    return RawScore(clamp(value), quote_turn(given, turn), turn, reason)
 
 
 def last_agent_turn(result: ConversationResult) -> int | None:
@@ -54,8 +64,7 @@ def agent_turn_after(result: ConversationResult, time: float) -> int | None:
 
 def outcome_time(call: ToolCall) -> float | None:
     """When a call reached its outcome (completed, failed, timed out)."""
-    ends = (CallStatus.COMPLETED, *FAILED)
-    return next((h.time for h in call.history if h.status in ends), None)
+    return next((h.time for h in call.history if h.status in _OUTCOMES), None)
 
 
 def long_turns(result: ConversationResult) -> list[int]:
@@ -123,9 +132,13 @@ def _some(items: list[str]) -> str:
     return shown + (f" and {more} more" if more > 0 else "")
 
 
+# json.dumps(args, ensure_ascii=False, sort_keys=True, default=str), its encoder made once.
+_ARGS_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
+
+
 def call_text(call: ToolCall) -> str:
     """'update_order({"order_id": "5590"}) completed' and the error of a failed call."""
-    args = json.dumps(call.args, ensure_ascii=False, sort_keys=True, default=str)
+    args = _ARGS_JSON.encode(call.args)
     if len(args) > QUOTE_CHARS:
         args = args[: QUOTE_CHARS - 1] + "…"
     text = f"{call.tool}({args}) {call.status.value}"
@@ -169,12 +182,12 @@ def _factual(given: JudgeInput, raw: RawScore) -> tuple[str, int | None]:
     result = given.result
     if _flagged(raw):  # the turn with the unsupported number or the claim, against the record
         return _joined(raw.evidence, writes_text(result)), raw.turn
-    stating = [t for t in agent_turns(result) if numbers_in([t.text])]
+    stating = [t for t in given.facts.agent if numbers_in([t.text])]
     if not stating:
         return f"{NO_EVIDENCE}: the agent stated no number", None
     turn = stating[-1].index
     backed = "each of its numbers occurs in the facts, the caller's words, the tools or the backend"
-    return _joined(quote(result, turn), backed), turn
+    return _joined(quote_turn(given, turn), backed), turn
 
 
 def _goal(given: JudgeInput, raw: RawScore) -> tuple[str, int | None]:
@@ -204,18 +217,22 @@ def _plain(what: str) -> Callable[[JudgeInput, RawScore], tuple[str, int | None]
 def _dialogue(given: JudgeInput, raw: RawScore) -> tuple[str, int | None]:
     if _flagged(raw):
         return raw.evidence, raw.turn
-    turns = agent_turns(given.result)
-    if not turns:
+    facts = given.facts
+    if not facts.agent:
         return f"{NO_EVIDENCE}: the agent did not speak", None
-    longest = max(turns, key=lambda t: (len(t.text.split()), -t.index))
-    words = len(longest.text.split())
-    return f"{quote(given.result, longest.index)} (its longest turn, {words} words)", longest.index
+    # The first of the longest turns, as max() over the turns with this key picks it.
+    words, _, longest = max(
+        (n, -t.index, -position)
+        for position, (t, n) in enumerate(zip(facts.agent, facts.agent_words, strict=True))
+    )
+    index = facts.agent[-longest].index
+    return f"{quote_turn(given, index)} (its longest turn, {words} words)", index
 
 
 def _robustness(given: JudgeInput, raw: RawScore) -> tuple[str, int | None]:
     result = given.result
     errors = [c for c in result.tool_calls if c.status in FAILED or c.error is not None]
-    barge_ins = [t for t in result.turns if t.speaker is Speaker.CALLER and t.barge_in]
+    barge_ins = [t for t in given.facts.caller if t.barge_in]
     if not errors and not barge_ins and result.end.reason.value not in ("error", "loop_detected"):
         return f"{NO_EVIDENCE}: no tool error and no barge-in to recover from", None
     challenges = [f"after {call_text(c)}" for c in errors]
@@ -227,14 +244,14 @@ def _robustness(given: JudgeInput, raw: RawScore) -> tuple[str, int | None]:
 def _tone(given: JudgeInput, raw: RawScore) -> tuple[str, int | None]:
     if _flagged(raw):
         return raw.evidence, raw.turn
-    turns = agent_turns(given.result)
+    turns = given.facts.agent
     if not turns:
         return f"{NO_EVIDENCE}: the agent did not speak", None
     first, last = turns[0].index, turns[-1].index
-    greeting = f"greeting {quote(given.result, first)}"
+    greeting = f"greeting {quote_turn(given, first)}"
     if first == last:
         return greeting, first
-    return f"{greeting}; closing {quote(given.result, last)}", first
+    return f"{greeting}; closing {quote_turn(given, last)}", first
 
 
 _READERS: dict[str, Callable[[JudgeInput, RawScore], tuple[str, int | None]]] = {

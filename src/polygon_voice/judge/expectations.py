@@ -12,7 +12,7 @@ from polygon_voice.checks.evidence import EPS
 from polygon_voice.checks.exercised import agent_broke
 from polygon_voice.checks.phantom import phantom_claims as claimed_without_backing
 from polygon_voice.judge.base import JudgeInput, RawScore
-from polygon_voice.judge.evidence import last_agent_turn, scored
+from polygon_voice.judge.evidence import scored
 from polygon_voice.judge.goal import goal_achievement as goal_by_ending
 from polygon_voice.judge.rules import factual_accuracy as numbers_backed
 from polygon_voice.judge.rules import safety_compliance as safety_by_phrases
@@ -23,7 +23,7 @@ from polygon_voice.model import CallStatus, Outcome, Turn
 def goal_achievement(given: JudgeInput) -> RawScore:
     """The expected outcome when the scenario states one; else rule set 1's reading of the
     ending, with a claimed change that nothing wrote scored as not achieved."""
-    result, last = given.result, last_agent_turn(given.result)
+    result, last = given.result, given.facts.last_agent
     if agent_broke(result.end):
         return scored(given, 1, last, f"the call ended in an agent error: {result.end.message}")
     expect = given.expect

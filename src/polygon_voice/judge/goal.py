@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from polygon_voice.judge.base import JudgeInput, RawScore
-from polygon_voice.judge.evidence import agent_turn_after, last_agent_turn, same, scored
+from polygon_voice.judge.evidence import same, scored
 from polygon_voice.model import AXES, CallStatus, EndReason, Outcome
 
 _ENDS = {
@@ -15,7 +15,7 @@ _ENDS = {
 
 def goal_achievement(given: JudgeInput) -> RawScore:
     """Three-layer cases: end-to-end integrity; others: the end and the facts vs the writes."""
-    result, last = given.result, last_agent_turn(given.result)
+    result, last = given.result, given.facts.last_agent
     if given.case is not None:
         held = sum(given.case.passed(a) for a in AXES)
         if given.case.e2e:
@@ -43,7 +43,7 @@ def _success(given: JudgeInput, last: int | None) -> RawScore:
         return scored(given, 2, last, f"the backend disagrees with the caller's facts: {wrong}")
     if matched:
         # The evidence is what the agent said once the write had landed: its confirmation.
-        confirmed = agent_turn_after(given.result, given.result.backend_writes[-1].time)
+        confirmed = given.facts.agent_after(given.result.backend_writes[-1].time)
         why = f"the change landed as the caller asked ({', '.join(matched)})"
         return scored(given, 5, confirmed or last, why)
     if any(c.status is CallStatus.COMPLETED for c in given.result.tool_calls):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from polygon_voice.checks.facts import CallFacts
 from polygon_voice.conversation.loops import Loop, Reply, find_loop, normalised_words
 from polygon_voice.conversation.repeats import is_repeat_request
 from polygon_voice.model import CallEnd, ConversationResult, EndReason, Speaker, Turn
@@ -21,10 +22,13 @@ LOOP_OVERLAP = 0.9
 """The engine's default LOOP-1 threshold (suite settings `loop_overlap`)."""
 
 
-def transcript_loop(result: ConversationResult) -> Loop | None:
+def transcript_loop(result: ConversationResult, facts: CallFacts | None = None) -> Loop | None:
     """The first run of at least LOOP_REPLIES agent replies, each repeating the one before,
-    that the engine would not excuse; None when there is none."""
-    turns = sorted(result.turns, key=lambda t: t.index)
+    that the engine would not excuse; None when there is none (`facts`: the call's turns as
+    the judge already read them)."""
+    turns = facts.ordered if facts is not None and facts.belongs_to(result) else None
+    if turns is None:
+        turns = sorted(result.turns, key=lambda t: t.index)
     if not _repeats_in_a_row(turns, LOOP_REPLIES):
         return None
     replies: list[Reply] = []
@@ -64,31 +68,45 @@ def _repeats_in_a_row(turns: list[Turn], count: int) -> bool:
 class _Words:
     """A reply's words, counted when first compared (most pairs differ in length already)."""
 
-    __slots__ = ("_counted", "words")
+    __slots__ = ("_counted", "_distinct", "words")
 
     def __init__(self, words: list[str]) -> None:
         self.words = words
         self._counted: Counter[str] | None = None
+        self._distinct: frozenset[str] | None = None
 
     def counted(self) -> Counter[str]:
         if self._counted is None:
             self._counted = Counter(self.words)
         return self._counted
 
+    def distinct(self) -> frozenset[str]:
+        if self._distinct is None:
+            self._distinct = frozenset(self.words)
+        return self._distinct
+
     def repeated_by(self, other: _Words) -> bool:
         """Whether conversation.loops.reply_overlap of the two replies reaches LOOP_OVERLAP."""
-        shorter, longer = sorted((len(self.words), len(other.words)))
+        mine_count, their_count = len(self.words), len(other.words)
+        shorter, longer = min(mine_count, their_count), max(mine_count, their_count)
         # The shared words are at most the shorter reply's.
         if not longer or shorter / longer < LOOP_OVERLAP:
+            return False
+        # Each distinct word one reply has and the other lacks takes at least one of its
+        # words out of the shared count: a bound from two set differences (in C), which
+        # tells most pairs apart before any word is counted.
+        mine, theirs = self.distinct(), other.distinct()
+        bound = min(mine_count - len(mine - theirs), their_count - len(theirs - mine))
+        if bound / longer < LOOP_OVERLAP:
             return False
         return (self.counted() & other.counted()).total() / longer >= LOOP_OVERLAP
 
 
-def real_call_end(result: ConversationResult) -> CallEnd:
+def real_call_end(result: ConversationResult, facts: CallFacts | None = None) -> CallEnd:
     """The call's end, or `loop_detected` when the transcript shows a loop before it."""
     if result.end.reason in (EndReason.ERROR, EndReason.LOOP_DETECTED):
         return result.end
-    loop = transcript_loop(result)
+    loop = transcript_loop(result, facts)
     if loop is None:
         return result.end
     message = f"{loop.message()} (read from the transcript)"

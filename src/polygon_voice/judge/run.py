@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from polygon_voice.checks.conversation import check_conversation
+from polygon_voice.checks.facts import CallFacts
 from polygon_voice.judge.base import (
     AnyJudge,
     JudgeInput,
@@ -105,7 +106,8 @@ def judge_input(
     """What a judge reads about one call, its conversation checks made (`real_call`: an
     imported call, IMP-2)."""
     phrases = (*suite.forbidden_phrases, *scenario.forbidden_phrases)
-    checks = check_conversation(result, list(phrases))
+    facts = CallFacts(result)  # read once, for the checks and every rule of the judge
+    checks = check_conversation(result, list(phrases), facts)
     return JudgeInput(
         result,
         scenario.persona,
@@ -117,6 +119,7 @@ def judge_input(
         expect,
         real_call=real_call,
         forbidden_phrases=phrases,
+        facts=facts,
     )
 
 

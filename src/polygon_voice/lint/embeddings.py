@@ -27,7 +27,7 @@ import functools
 import importlib
 import itertools
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -154,8 +154,10 @@ def embeddings(
     encoder: Encoder = encode,
     *,
     multilingual: bool = False,
+    language: str | None = None,
 ) -> list[Finding]:
     """Tier 3's findings: paraphrases, scattered clusters, contradiction candidates.
+    With `language`, a paraphrase must also name the same action (lexicon.toml's groups).
 
     `multilingual`: the vectors are E5's, which are read for paraphrases only (above)."""
     sentences = [s for s in prompt.sentences if len(s.words) >= MIN_WORDS]
@@ -166,7 +168,8 @@ def embeddings(
     # Tier 1 already marked these sentences for the same reason: one finding per place.
     seen: set[tuple[str, int]] = {(f.axis, f.start) for f in earlier}
     threshold = E5_PARAPHRASE if multilingual else PARAPHRASE
-    findings = _paraphrases(prompt, sentences, vectors, lists, seen, threshold)
+    keep = _same_action(language) if language is not None else None
+    findings = _paraphrases(prompt, sentences, vectors, lists, seen, threshold, keep)
     if multilingual:
         return findings
     compared = [r for r in rules if r.sentence.index in row]
@@ -174,6 +177,20 @@ def embeddings(
     findings.extend(_scattered(prompt, compared, rule_vectors, seen))
     findings.extend(_candidates(prompt, compared, rule_vectors, seen))
     return findings
+
+
+def _same_action(language: str) -> Callable[[Sentence, Sentence], bool]:
+    """A paraphrase is the same action said again: two sentences close in meaning that
+    name different actions ("ask for X" / "confirm X") are two rules on one thing."""
+    from polygon_voice.lint.topics import lexicon, topic_of
+
+    lex = lexicon(language)
+
+    def same(first: Sentence, later: Sentence) -> bool:
+        a, b = topic_of(first.text, lex)[1], topic_of(later.text, lex)[1]
+        return bool(a & b) or not (a or b)
+
+    return same
 
 
 def _first_match(
@@ -202,6 +219,7 @@ def _paraphrases(
     lists: WordLists,
     seen: set[tuple[str, int]],
     threshold: float = PARAPHRASE,
+    keep: Callable[[Sentence, Sentence], bool] | None = None,
 ) -> list[Finding]:
     negative = np.asarray([lists.negative.search(s.text) is not None for s in sentences])
     todo = [j for j, s in enumerate(sentences) if ("redundancy", s.start) not in seen]
@@ -210,6 +228,8 @@ def _paraphrases(
         _first_match(vectors, threshold, negative, True, todo).items()
     ):
         first, later = sentences[i], sentences[j]
+        if keep is not None and not keep(first, later):
+            continue
         findings.append(
             prompt.finding(
                 "redundancy",

@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable, Mapping
 
 from polygon_voice.lint import conflicts, pairs, rules
+from polygon_voice.lint.confidence import DEFAULT_MIN_CONFIDENCE
 from polygon_voice.lint.lexicon import LANGUAGES, WordLists, word_lists
 from polygon_voice.lint.logprobs import (
     LogprobsError,
@@ -19,7 +20,13 @@ from polygon_voice.lint.logprobs import surprisal as surprisal_in_context
 from polygon_voice.lint.model import TIER_NAMES, Finding, LintReport, TierSkip, score_axes
 from polygon_voice.lint.surprisal import surprisal, unavailable
 from polygon_voice.lint.text import Prompt, detect_language
-from polygon_voice.lint.topics import LEMMATISER_HINT, clauses, lemmatiser_available, lexicon
+from polygon_voice.lint.topics import (
+    LEMMATISER_HINT,
+    clauses,
+    lemmatiser_available,
+    lexicon,
+    ordering_spans,
+)
 from polygon_voice.llm import LLMError, LLMSettings
 
 MAX_TIER = 4
@@ -57,6 +64,7 @@ def lint(
     env: Mapping[str, str] | None = None,
     max_bytes: int | None = MAX_PROMPT_BYTES,
     on_step: Step = _no_steps,
+    min_confidence: float = DEFAULT_MIN_CONFIDENCE,
 ) -> LintReport:
     """Lint a prompt: tier 1 always, then each tier up to `max_tier` that can run here.
 
@@ -66,7 +74,11 @@ def lint(
     (`TierSkip.failed`); the other tiers' findings stand. A prompt over `max_bytes` (UTF-8)
     is refused with a LintError; None lifts the limit. `on_step` hears of each slow step of
     tiers 3 and 4 as it starts (a progress bar), and once more when all are done.
+    A finding is reported when its confidence (lint/confidence.py) is `min_confidence` or
+    more; the others are counted in `below_confidence` (the judge still sees them all).
     """
+    if not 0.0 <= min_confidence <= 1.0:
+        raise LintError(f"min_confidence must be between 0 and 1, not {min_confidence!r}")
     check_size(len(text.encode("utf-8", "surrogatepass")), max_bytes)
     lang = language or detect_language(text)
     if lang not in LANGUAGES:
@@ -81,15 +93,16 @@ def lint(
     lists = word_lists(lang)
     lex = lexicon(lang)
     found = rules.rules_of(prompt, lists)
+    units = clauses(prompt, lex)
+    instructions = ordering_spans(units, lex)
     findings: list[Finding] = [
         *rules.overload(prompt, found),
         *rules.diluted(prompt, found, conflicts.same_subject(lexicon(lang))),
-        *pairs.contradictions(prompt, found),
-        *rules.vague(prompt, lists),
+        *pairs.contradictions(prompt, found, conflicts.cases_meet(lex)),
+        *rules.vague(prompt, lists, instructions),
         *pairs.duplicates(prompt, lists),
     ]
     # The same pairs compared by lemmas and synonyms: what exact words miss.
-    units = clauses(prompt, lex)
     findings += conflicts.contradictions(prompt, lex, findings, units)
     findings += conflicts.duplicates(prompt, lex, findings, units)
     findings = conflicts.numbers_over_repeats(prompt, findings)
@@ -145,12 +158,15 @@ def lint(
             run.append(4)
     steps.finish()
     notes = [] if lemmatiser_available() else [f"words compared without lemmas: {LEMMATISER_HINT}"]
+    reported = [f for f in findings if f.confidence >= min_confidence]
     return LintReport(
         language=lang,
-        axes=score_axes(findings),
+        axes=score_axes(reported),
         tiers_run=run,
         tiers_skipped=skipped,
         notes=notes,
+        min_confidence=min_confidence,
+        below_confidence=len(findings) - len(reported),
     )
 
 
@@ -231,8 +247,10 @@ def _embeddings(
     load_model(lang)
     steps.start("tier 3: embedding the sentences")
     if lang == "en":
-        return embeddings(prompt, found, lists, earlier)
-    return embeddings(prompt, found, lists, earlier, encode_multilingual, multilingual=True)
+        return embeddings(prompt, found, lists, earlier, language=lang)
+    return embeddings(
+        prompt, found, lists, earlier, encode_multilingual, multilingual=True, language=lang
+    )
 
 
 class JudgeFailed(Exception):

@@ -16,6 +16,7 @@ class WordLists:
     """One language's lists: phrases as patterns, single words as sets."""
 
     vague: re.Pattern[str]
+    vague_in_rules: re.Pattern[str]
     key: re.Pattern[str]
     strong: re.Pattern[str]
     negative: re.Pattern[str]
@@ -42,6 +43,7 @@ def word_lists(language: str) -> WordLists:
     lists = raw[language]
     return WordLists(
         vague=_pattern(lists["vague"]),
+        vague_in_rules=_pattern(lists["vague_in_rules"]),
         key=_pattern(lists["key"]),
         strong=_pattern(lists["strong"]),
         negative=_pattern(lists["negative"]),

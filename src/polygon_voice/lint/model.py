@@ -29,6 +29,10 @@ class Finding(BaseModel):
     kind: str = Field(description="the rule that found it, e.g. 'vague-wording'")
     weight: float = Field(description="what it adds to the axis score")
     message: str
+    confidence: float = Field(
+        default=1.0,
+        description="how often a finding of this kind was right on the corpus's dev part",
+    )
 
 
 class AxisResult(BaseModel):
@@ -58,6 +62,12 @@ class LintReport(BaseModel):
     tiers_skipped: list[TierSkip]
     notes: list[str] = Field(
         default_factory=list, description="what this lint did without (a missing lemmatiser)"
+    )
+    min_confidence: float = Field(
+        default=0.0, description="findings under this confidence are not reported"
+    )
+    below_confidence: int = Field(
+        default=0, description="how many findings were left out for their confidence"
     )
 
     def to_json(self) -> dict[str, Any]:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import functools
-import re
+from collections.abc import Callable
 from difflib import SequenceMatcher
 
 from polygon_voice.lint.index import OverlapIndex, rarity
-from polygon_voice.lint.lexicon import LANGUAGES, WordLists, word_lists
+from polygon_voice.lint.lexicon import WordLists
 from polygon_voice.lint.model import Finding
-from polygon_voice.lint.rules import Rule, stem, topic_words
+from polygon_voice.lint.rules import STACKED_MARKERS, Rule, topic_words
 from polygon_voice.lint.text import Prompt, Sentence
 
 W_CONTRADICTION = 0.5
@@ -21,37 +20,22 @@ DUPLICATE_RATIO = 0.8  # difflib's similarity of the two sentences as written
 # what lets an index find the pairs (lint/index.py) instead of trying all of them.
 CANDIDATE_OVERLAP = 0.5
 MIN_TOPIC = 2
-_NUMBER_WORDS = {
-    w: i
-    for i, w in enumerate(
-        (
-            "zero",
-            "one",
-            "two",
-            "three",
-            "four",
-            "five",
-            "six",
-            "seven",
-            "eight",
-            "nine",
-            "ten",
-            "eleven",
-            "twelve",
-        )
-    )
-}
-_COUNT = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)?|[A-Za-z]+)(?=\s+([^\W\d_]{3,}))")
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a | b else 0.0
 
 
-def contradictions(prompt: Prompt, rules: list[Rule]) -> list[Finding]:
-    """Opposite directives on the same action, and different numbers for the same thing.
+def contradictions(
+    prompt: Prompt,
+    rules: list[Rule],
+    cases_meet: Callable[[Sentence, Sentence], bool] | None = None,
+) -> list[Finding]:
+    """Opposite directives on the same action, in nearly the same words.
 
-    Each instruction is marked once, against the first earlier one it contradicts.
+    Each instruction is marked once, against the first earlier one it contradicts; when
+    `cases_meet` is given, only where it says the two rules can apply at once ("if the
+    customer is over 75, always ..." / "if the meter is outside, never ..." cannot).
     """
     findings = []
     index = OverlapIndex(OPPOSITE_OVERLAP, rarity(rule.topic for rule in rules))
@@ -62,8 +46,13 @@ def contradictions(prompt: Prompt, rules: list[Rule]) -> list[Finding]:
         for i in index.candidates(later.topic):
             first = rules[i]
             shared = first.topic & later.topic
+            # A sentence of stacked rules has one polarity per rule, not one for all: its
+            # rules are compared clause by clause (conflicts.py), not here.
+            stacked = max(first.markers, later.markers) >= STACKED_MARKERS
             if (
-                first.negative != later.negative
+                not stacked
+                and (cases_meet is None or cases_meet(first.sentence, later.sentence))
+                and first.negative != later.negative
                 and len(shared) >= MIN_TOPIC
                 and jaccard(first.topic, later.topic) >= OPPOSITE_OVERLAP
             ):
@@ -75,59 +64,14 @@ def contradictions(prompt: Prompt, rules: list[Rule]) -> list[Finding]:
         if key not in firsts:
             firsts[key] = j
             index.add(j, later.topic)
-    findings.extend(_numbers(prompt))
     return findings
-
-
-def _numbers(prompt: Prompt) -> list[Finding]:
-    # Every sentence, not only rules: "Answers may run to 4 sentences" loosens a rule too.
-    seen: dict[str, tuple[str, Sentence]] = {}
-    findings = []
-    for sentence in prompt.sentences:
-        for match in _COUNT.finditer(sentence.text):
-            value, noun = match.group(1).lower(), stem(match.group(2).lower())
-            if not value[0].isdigit():
-                if value not in _NUMBER_WORDS:
-                    continue
-                value = str(_NUMBER_WORDS[value])
-            before = seen.get(noun)
-            if before is None:
-                seen[noun] = (value, sentence)
-            elif (
-                before[0] != value
-                and before[1] is not sentence
-                and _one_subject(before[1], sentence, noun)
-            ):
-                findings.append(
-                    _pair(
-                        prompt, before[1], sentence, "conflicting-numbers", {match.group(2).lower()}
-                    )
-                )
-    return findings
-
-
-def _one_subject(first: Sentence, later: Sentence, noun: str) -> bool:
-    """Whether two sentences counting one noun say more in common than the noun: "up to 10
-    working days" for a dispute and "5 working days" for a new card are two things (on the
-    corpus's dev part, the noun alone made 10 of this rule's 18 false findings)."""
-    stop = _all_stop_words()
-    words = [
-        {stem(w) for w in s.words if len(w) > 3 and w not in stop} - {noun} for s in (first, later)
-    ]
-    return bool(words[0] & words[1])
-
-
-@functools.cache
-def _all_stop_words() -> frozenset[str]:
-    # The rule reads digits in any language: the function words of all four are left out.
-    return frozenset(w for lang in LANGUAGES for w in word_lists(lang).stop)
 
 
 def _pair(
     prompt: Prompt, first: Sentence, later: Sentence, kind: str, shared: set[str] | frozenset[str]
 ) -> Finding:
     line, _ = prompt.position(first.start)
-    what = "says the opposite of" if kind == "opposite-directives" else "gives another number than"
+    what = "says the opposite of"
     return prompt.finding(
         "contradiction",
         later.start,

@@ -97,6 +97,11 @@ def render(text: str, report: LintReport) -> RenderableType:
     tiers = Text("tiers run: " + ", ".join(f"{t} ({TIER_NAMES[t]})" for t in report.tiers_run))
     for skip in report.tiers_skipped:
         tiers.append(f"\ntier {skip.tier} ({skip.name}) skipped: {skip.reason}")
+    if report.below_confidence:
+        tiers.append(
+            f"\n{report.below_confidence} finding(s) under confidence "
+            f"{report.min_confidence:g} not shown (--min-confidence 0 shows them)"
+        )
     for note in report.notes:
         tiers.append(f"\nnote: {note}")
     parts.append(tiers)

@@ -203,18 +203,48 @@ def _first_sharing_two(rules: list[Rule]) -> list[tuple[int, int]]:
     return found
 
 
-def vague(prompt: Prompt, lists: WordLists) -> list[Finding]:
-    """Words from the language's vague-wording lexicon."""
+# Quoted text is a name or a citation, not the prompt's own wording: the tariff "Heating
+# on demand", the slogan «Always the right choice». Straight double quotes, German „…“,
+# English “…”, guillemets either way; a quote never runs past its line.
+_QUOTED = re.compile(r'`[^`\n]*`|"[^"\n]*"|„[^“”\n]*[“”]|“[^”\n]*”|«[^»\n]*»|»[^«\n]*«')
+# "the kind of room", "what sort of card": a kind, not a hedge ("kind of late").
+_KIND_OF = re.compile(r"(?:the|a|what|which|this|that|any|every)\s+$", re.IGNORECASE)
+
+
+def vague(
+    prompt: Prompt, lists: WordLists, orders: list[tuple[int, int]] | None = None
+) -> list[Finding]:
+    """Words from the language's vague-wording lexicon, outside code and quotes; words of
+    how often ("usually") only inside `orders`, the sorted (start, end) of the parts that
+    give orders (everywhere when None)."""
     findings = []
-    code = [m.span() for m in re.finditer(r"`[^`\n]*`", prompt.text)]
+    code = [m.span() for m in _QUOTED.finditer(prompt.text)]
     code_starts = [a for a, _ in code]
+    order_starts = [a for a, _ in orders or []]
+
+    def in_order(offset: int) -> bool:
+        if orders is None:
+            return True
+        k = bisect.bisect_right(order_starts, offset) - 1
+        return k >= 0 and offset < orders[k][1]
+
     for sentence in prompt.sentences:
-        for match in lists.vague.finditer(prompt.text, sentence.start, sentence.end):
+        matches = list(lists.vague.finditer(prompt.text, sentence.start, sentence.end))
+        matches += (
+            m
+            for m in lists.vague_in_rules.finditer(prompt.text, sentence.start, sentence.end)
+            if in_order(m.start())
+        )
+        for match in sorted(matches, key=lambda m: m.start()):
             start, end = match.span()
-            # Code spans do not overlap: only the last one starting at or before `start` can
-            # hold it (a search, not a scan of every span per match).
+            # Quoted spans do not overlap: only the last one starting at or before `start`
+            # can hold it (a search, not a scan of every span per match).
             k = bisect.bisect_right(code_starts, start) - 1
             if k >= 0 and start < code[k][1]:
+                continue
+            if match.group().lower().endswith(" of") and _KIND_OF.search(
+                prompt.text[max(sentence.start, start - 8) : start]
+            ):
                 continue
             word = " ".join(match.group().split())
             findings.append(

@@ -6,11 +6,14 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from polygon_voice.lint.confidence import confidence_of
 from polygon_voice.lint.model import Axis, Finding
 
-# A sentence ends at . ! ? before a capital (or the end): "etc. and", "e.g. words" go on.
+# A sentence ends at . ! ? (and a closing quote or bracket after it) before a capital (or
+# the end): "etc. and", "e.g. words" go on.
 _SENTENCE = re.compile(
-    r"\s*.+?(?:[.!?]+(?=\s+[\W_]*[A-Z0-9ÄÖÜČĆĐŠŽ\u0410-\u042f\u0401]|\s*$)|$)", re.DOTALL
+    r"\s*.+?(?:[.!?]+[\"\u201c\u201d\u00bb\u00ab')]?(?=\s+[\W_]*[A-Z0-9ÄÖÜČĆĐŠŽ\u0410-\u042f\u0401]|\s*$)|$)",
+    re.DOTALL,
 )
 _LIST_MARK = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 _WORD = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)?")
@@ -78,6 +81,7 @@ class Prompt:
             kind=kind,
             weight=round(weight, 3),
             message=message,
+            confidence=confidence_of(kind),
         )
 
 

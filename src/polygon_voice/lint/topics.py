@@ -31,8 +31,28 @@ _SIMPLEMMA_CODE = {"en": "en", "de": "de", "hr": "hbs", "ru": "ru"}
 LEMMATISER_HINT = "pip install simplemma (the rules by lemma then find more, in de/hr/ru most)"
 _WORD = re.compile(r"[^\W\d_]+(?:[-'\u2019][^\W\d_]+)*")
 _CODE = re.compile(r"`[^`\n]*`|\{[^}\n]*\}")
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+# A number in digits: thousands grouped by a space, a dot or a comma ("100 000", "2.000",
+# "1,500": one number each), else an integer or a decimal ("3.5").
+_QUOTED_NAME = re.compile(r'"[^"\n]{1,60}"|„[^“”\n]{1,60}[“”]|“[^”\n]{1,60}”|«[^»\n]{1,60}»')
+_NUMBER = re.compile(r"\d{1,3}(?:[ \u00a0\u202f.,]\d{3})+(?![\d.,]\d)|\d+(?:[.,]\d+)?")
+_GROUPED = re.compile(r"\d{1,3}(?:[ \u00a0\u202f.,]\d{3})+")
 _NOT_A_PROHIBITION = frozenset({"without", "ohne", "bez", "без"})
+# "No" before these words bounds or prices a rule, it does not forbid: "at no charge",
+# "no more than two", "no later than 6 pm".
+_NO_BEFORE = re.compile(
+    r"\s+(?:charge|cost|extra|later|earlier|sooner|more|less|fewer|matter)\b", re.IGNORECASE
+)
+
+
+# Case endings of nouns and the nominative they come from, for words the dictionary does
+# not list in that form (tried in order; the first base form it knows wins).
+_ENDINGS: dict[str, tuple[tuple[str, str], ...]] = {
+    "hr": (("ajte", "ati"), ("ite", "iti"), ("aj", "ati"), ("ama", "a"), ("ima", ""),
+           ("om", ""), ("oj", "a"), ("e", "a"), ("i", "iti"), ("i", "a"), ("u", "a"), ("a", ""),
+           ("i", ""), ("u", ""), ("e", "")),
+    "ru": (("ами", "а"), ("ами", ""), ("ах", "а"), ("ой", "а"), ("ом", ""), ("ы", "а"),  # noqa: RUF001
+           ("и", "а"), ("и", "я"), ("у", "а"), ("е", "а"), ("а", ""), ("у", ""), ("е", "")),  # noqa: RUF001
+}  # fmt: skip
 
 
 def lemmatiser_available() -> bool:
@@ -45,10 +65,21 @@ def _lemmatise(language: str) -> Callable[[str], str]:
         return _stem if language == "en" else str.lower
     lemmatizer = _lemmatizer()
     code = _SIMPLEMMA_CODE[language]
+    endings = _ENDINGS.get(language, ())
+    known = _known_words()
 
     @functools.lru_cache(maxsize=65536)
     def lemma(word: str) -> str:
         # As written: German nouns are looked up capitalised.
+        if endings and not known(word, code):
+            # An inflected form the dictionary lacks ("rezervacije"): the base form it
+            # would have, if the dictionary knows that one ("rezervacija").
+            low = word.lower()
+            for ending, base in endings:
+                if low.endswith(ending) and len(low) - len(ending) >= 3:
+                    candidate = low[: len(low) - len(ending)] + base
+                    if known(candidate, code):
+                        return str(lemmatizer.lemmatize(candidate, lang=code)).lower()
         return str(lemmatizer.lemmatize(word, lang=code)).lower()
 
     return lemma
@@ -72,6 +103,21 @@ def _lemmatizer() -> Any:
         return simplemma
     strategy = strategies.DefaultStrategy(dictionary_factory=factory)
     return simplemma.Lemmatizer(lemmatization_strategy=strategy)
+
+
+@functools.cache
+def _known_words() -> Callable[[str, str], bool]:
+    """Whether simplemma's dictionary of a language lists a word form (the same tries)."""
+    simplemma: Any = importlib.import_module("simplemma")
+    try:
+        strategies: Any = importlib.import_module("simplemma.strategies")
+        dictionaries: Any = importlib.import_module("simplemma.strategies.dictionaries")
+        lookup = strategies.DictionaryLookupStrategy(
+            dictionary_factory=dictionaries.TrieDictionaryFactory()
+        )
+    except (ImportError, AttributeError):
+        return lambda word, code: bool(simplemma.is_known(word, lang=code))
+    return lambda word, code: lookup.get_lemma(word, code) is not None
 
 
 def _stem(word: str) -> str:
@@ -104,6 +150,21 @@ class Lexicon:
     intro: re.Pattern[str]
     generic: frozenset[str]
     stop: frozenset[str]
+    restrictive: re.Pattern[str]
+    units: frozenset[str]  # topic words that measure (days, per person): not what is counted
+    answer_units: frozenset[str]  # what an answer's length is counted in (sentences, words)
+    free: re.Pattern[str]  # "free of charge", "gebührenfrei", "besplatno", "бесплатно"
+    priced: re.Pattern[str]  # "costs", "berechnet", "naplaćuje se", "стоит"
+
+    def is_imperative(self, word: str) -> bool:
+        """Whether a clause's first word gives an order: a listed imperative, or a directive
+        verb in the form an order takes (English: the base form, so "books" describes)."""
+        if word in self.lists.imperative:
+            return True
+        base = self.lemma(word)
+        if self.canonical.get(base, "") not in self.actions:
+            return False
+        return self.language != "en" or base == word
 
     def lemma(self, word: str) -> str:
         return _lemmatise(self.language)(word)
@@ -150,6 +211,12 @@ def lexicon(language: str) -> Lexicon:
         intro=_pattern(section["intro"]),
         generic=frozenset("~" + g for g in section["generic"]),
         stop=frozenset(stop),
+        restrictive=_pattern(section["restrictive"]),
+        units=frozenset(canonical.get(lemma(w), lemma(w)) for w in section["units"])
+        | frozenset(section["units"]),
+        answer_units=frozenset(canonical.get(lemma(w), lemma(w)) for w in section["answer_units"]),
+        free=_pattern(section["free"]),
+        priced=_pattern(section["priced"]),
     )
 
 
@@ -169,12 +236,24 @@ class Clause:
     universal: bool
     instruction: bool
     describes_callers: bool = False
+    conditional: bool = False  # a subordinate clause limits it: "if ...", "before ...", "who ..."
+    restricted: bool = False  # "only the last four digits": it narrows, it does not widen
+    condition: frozenset[str] = frozenset()  # the topic of its subordinate clauses
+    orders: bool = False  # the clause itself gives an order (not only its sentence)
 
 
 def topic_of(text: str, lex: Lexicon) -> tuple[frozenset[str], frozenset[str]]:
-    """(topic, actions): lemmas mapped to their synonym group; actions among them."""
+    """(topic, actions): lemmas mapped to their synonym group; actions among them. The
+    words of polarity ("must", "optional", "обязан", "nije nužno") say which way a rule
+    points, not what it is about: they are left out."""
     plain = _CODE.sub(" ", text)
     found: set[str] = set()
+    # A quoted name is one name: the tariff «Домашний плюс» is not the tariff «Домашний».
+    for match in _QUOTED_NAME.finditer(plain):
+        found.add("\u00ab" + " ".join(_WORD.findall(match.group().lower())) + "\u00bb")
+    plain = _QUOTED_NAME.sub(" ", plain)
+    for marker in (lex.lists.strong, lex.weak, lex.lists.negative, lex.universal, lex.limits):
+        plain = marker.sub(" ", plain)
     if lex.phrases is not None:
         for match in lex.phrases.finditer(plain):
             found.add(lex.phrase_group[" ".join(match.group().lower().split())])
@@ -196,15 +275,110 @@ def _main_clause_negative(text: str, lex: Lexicon) -> bool:
     for match in lex.lists.negative.finditer(text):
         if match.group().lower() in _NOT_A_PROHIBITION:
             continue  # "never ... without an adult": a condition, not the rule's polarity
+        if match.group().lower() == "no" and _NO_BEFORE.match(text, match.end()):
+            continue
+        if lex.limits.match(text, match.start()):
+            continue  # "не больше двух", "not more than two": a bound, not a prohibition
+        if _reported(text[: match.start()], lex):
+            continue  # "tell members that cancellations cannot be done": what to say
+        if _negates_a_manner(text, match, lex):
+            continue  # "block it at once, without asking (не спрашивая)": how, not whether
         before = text[: match.start()]
         opener = None
         for sub in lex.subordinate.finditer(before):
-            opener = sub
+            if sub.group().lower() not in _ARTICLES:
+                opener = sub
         # "if they have not given it": the opener's clause runs until a comma.
         if opener is not None and "," not in before[opener.end() :]:
             continue
         return True
     return False
+
+
+# Endings of an adverbial participle (ru "спрашивая", "уточнив"; hr "pitajući"; en "asking"),
+# and the finite forms that end alike (ru past tense "спрашивала").
+_PARTICIPLE_ENDINGS = {
+    "en": ("ing",),
+    "ru": ("я", "а", "в", "вши", "вшись", "ясь"),  # noqa: RUF001
+    "hr": ("ući", "vši"),
+}
+_FINITE_ENDINGS = {"ru": ("ла", "ть", "ться")}
+_NEXT_WORD = re.compile(r"\s+([^\W\d_]+)")
+
+
+def _negates_a_manner(text: str, negation: re.Match[str], lex: Lexicon) -> bool:
+    """Whether a negation opens a participle phrase set off by a comma ("..., не спрашивая
+    кодовое слово", "..., ne pitajući"): it says how the rule is done, the rule itself is not
+    negated."""
+    if not text[: negation.start()].rstrip().endswith(","):
+        return False
+    endings = _PARTICIPLE_ENDINGS.get(lex.language)
+    word = _NEXT_WORD.match(text, negation.end())
+    if endings is None or word is None:
+        return False
+    form = word.group(1).lower()
+    if not form.endswith(endings) or form.endswith(_FINITE_ENDINGS.get(lex.language, ())):
+        return False
+    base = lex.lemma(form)
+    return base != form and base.endswith(_INFINITIVE.get(lex.language, ("",)))
+
+
+# German relative pronouns are also its articles: not taken as openers here.
+_ARTICLES = frozenset({"der", "die", "das"})
+
+
+def _condition_topic(text: str, lex: Lexicon) -> frozenset[str]:
+    """The topic of the clause's subordinate parts ("before giving a quote")."""
+    main = set(_WORD.findall(_main_clause(text, lex)))
+    rest = " ".join(w for w in _WORD.findall(text) if w not in main)
+    return topic_of(rest, lex)[0] if rest else frozenset()
+
+
+def _main_clause(text: str, lex: Lexicon) -> str:
+    """`text` without its subordinate clauses, each taken to run from its opener ("if",
+    "who", "wenn", "ako", "если") to the next comma."""
+    kept = []
+    at = 0
+    for match in lex.subordinate.finditer(text):
+        if match.start() < at or match.group().lower() in _ARTICLES:
+            continue
+        kept.append(text[at : match.start()])
+        at = _subordinate_end(text, match.end(), lex)
+    kept.append(text[at:])
+    return " ".join(kept)
+
+
+def _subordinate_end(text: str, start: int, lex: Lexicon) -> int:
+    """Where a subordinate clause opened before `start` ends: at the next comma; in Croatian
+    and Russian also before the main clause's imperative, when the comma was left out
+    ("Korisnicima koji prijete raskidom ponudi popust": the relative clause ends at
+    "ponudi", whose ending is an order's, not a relative clause's)."""
+    comma = text.find(",", start)
+    end = len(text) if comma < 0 else comma
+    endings = _IMPERATIVE_ENDINGS.get(lex.language)
+    if endings is None:
+        return end
+    for word in _WORD.finditer(text, start, end):
+        if _imperative_form(word.group().lower(), endings, lex):
+            return word.start()
+    return end
+
+
+# The group of "tell" in each language (the second action group of lexicon.toml), and
+# the word that opens what is told: a negation after both is said, not forbidden.
+_TELL_GROUPS = frozenset({"~tell", "~sagen", "~reći", "~сказать"})
+_THAT = re.compile(r"(?<!\w)(?:that|dass|da|что)(?!\w)", re.IGNORECASE)
+
+
+def _reported(before: str, lex: Lexicon) -> bool:
+    """Whether `before` (a clause up to a negation) is an order to tell something that ...:
+    "Tell the caller that ...", "Sagen Sie, dass ...", "Recite da ...", "Скажите, что ..."."""
+    thats = list(_THAT.finditer(before))
+    if not thats:
+        return False
+    that = thats[-1]
+    _, actions = topic_of(before[: that.start()], lex)
+    return bool(actions & _TELL_GROUPS) and _gives_order(before[: that.start()], lex)
 
 
 def _cuts(sentence: Sentence, lex: Lexicon) -> list[tuple[int, int]]:
@@ -213,6 +387,28 @@ def _cuts(sentence: Sentence, lex: Lexicon) -> list[tuple[int, int]]:
     points = [0]
     for match in re.finditer(r";\s*|\s+[-\u2013\u2014]\s+", text):
         points.append(match.end())
+    for match in _RULE_JOINT.finditer(text):
+        # "you must X, must Y, must not Z": each hard marker after a comma (or an "and")
+        # opens a rule of its own, with its own polarity; "..., only if" stays a condition.
+        rest = text[match.end() :]
+        # "If the caller asks, tell them ...": the order after a leading condition is
+        # that condition's rule, not a rule of its own.
+        here = max(p for p in points if p <= match.start())
+        opener = lex.subordinate.match(text[here:].lstrip())
+        after_condition = opener is not None and opener.group().lower() not in _ARTICLES
+        # "Search cars, and book with `create_rental`" is two orders; "Callers book cars,
+        # change bookings and ask about ..." one subject's list of verbs.
+        opens_rule = not after_condition and (
+            lex.lists.strong.match(rest) is not None
+            or (
+                lex.language == "en"
+                and match.group().startswith(",")
+                and _opens_order(rest, lex)
+                and _gives_order(text[here : match.start()], lex)
+            )
+        )
+        if opens_rule and not (lex.weak.match(rest) or lex.exception.match(rest)):
+            points.append(match.end())
     for match in lex.contrast.finditer(text):
         # A contrast word opens a clause only after a comma, or mid-sentence for "but".
         head = text[: match.start()].rstrip()
@@ -230,6 +426,82 @@ def _cuts(sentence: Sentence, lex: Lexicon) -> list[tuple[int, int]]:
     return pieces or [(0, len(text))]
 
 
+# Where one rule of a sentence may end and the next begin: a comma, or a coordinating
+# "and" (en, de, hr, ru), before the next rule's first word.
+_RULE_JOINT = re.compile(r"(?:,\s+(?:(?:and|und|i|te|и)\s+)?|\s+(?:and|und|i|te|и)\s+)")
+
+
+def _opens_order(rest: str, lex: Lexicon) -> bool:
+    """Whether `rest` starts with an English order: "..., and give the caller the number"."""
+    words = _WORD.findall(rest[:40])
+    return bool(words) and lex.is_imperative(words[0].lower())
+
+
+# Words that give a reason, not a case: "keep it short, because callers drive" holds always.
+_CAUSAL = frozenset({"because", "since", "weil", "da", "jer", "потому", "так как"})
+# Imperative endings where the dictionary form says nothing of the mood: Croatian
+# "pročitaj", "recite", "odgovarajte"; Russian "отвечайте", "зачитай", "перечислите".
+_IMPERATIVE_ENDINGS = {
+    "hr": ("ajte", "ijte", "ite", "aj", "ij", "i"),
+    "ru": ("йте", "ите", "ьте", "ай", "яй", "уй"),
+}
+
+
+_REASON = re.compile(
+    r"(?<!\w)(?:because|since|as|weil|denn|da|jer|jerbo|потому|так как|ибо)(?!\w)", re.IGNORECASE
+)
+
+
+def _clause_orders(text: str, polarity: Polarity, lex: Lexicon) -> bool:
+    """Whether the clause itself gives an order: a hard marker, a prohibition or a
+    weakening, or an imperative (not only the sentence around it)."""
+    strong = lex.lists.strong.search(text) is not None
+    return strong or polarity != "pos" or _gives_order(text, lex)
+
+
+def ordering_spans(units: list[Clause], lex: Lexicon) -> list[tuple[int, int]]:
+    """The places (start, end) that give orders: each instruction clause up to its reason,
+    if it gives one ("keep the call short; callers are often driving" orders only the
+    first part)."""
+    spans = []
+    for unit in units:
+        # The clause itself, not the sentence it is in, must give the order.
+        if unit.orders:
+            reason = _REASON.search(unit.text)
+            end = unit.start + reason.start() if reason else unit.end
+            spans.append((unit.start, end))
+    return spans
+
+
+def _gives_order(text: str, lex: Lexicon) -> bool:
+    """Whether the clause's main part opens with an order: after a leading condition
+    ("When a guest asks, describe ..."), an imperative verb; in German the verb before
+    "Sie" ("Antworten Sie"); in Croatian and Russian an imperative ending."""
+    words = _WORD.findall(_main_clause(text, lex))
+    if not words:
+        return False
+    first = words[0].lower()
+    if lex.is_imperative(first):
+        return True
+    if lex.language == "de":
+        return len(words) > 1 and words[1] == "Sie" and first not in lex.stop
+    # Anywhere in the main clause: "полностью зачитайте", "detaljno mu opiši", "какие
+    # нужны документы, подробно перечислите" (prompts speak to the agent in the imperative).
+    endings = _IMPERATIVE_ENDINGS.get(lex.language, ())
+    return bool(endings) and any(_imperative_form(w.lower(), endings, lex) for w in words)
+
+
+def _imperative_form(word: str, endings: tuple[str, ...], lex: Lexicon) -> bool:
+    """A verb's form with an imperative ending: its lemma is an infinitive ("uređaj",
+    "случай" end so too, and are nouns)."""
+    if len(word) <= 3 or not word.endswith(endings):
+        return False
+    return lex.lemma(word).endswith(_INFINITIVE[lex.language]) and lex.lemma(word) != word
+
+
+_INFINITIVE = {"hr": ("ti", "ći"), "ru": ("ть", "ться", "ти", "чь")}
+
+
 def clauses(prompt: Prompt, lex: Lexicon) -> list[Clause]:
     """Every clause of every sentence, in prompt order."""
     found = []
@@ -238,10 +510,14 @@ def clauses(prompt: Prompt, lex: Lexicon) -> list[Clause]:
         sentence_strong = lex.lists.strong.search(sentence.text) is not None
         for a, b in _cuts(sentence, lex):
             text = sentence.text[a:b]
-            topic, actions = topic_of(text, lex)
+            topic, _ = topic_of(text, lex)
+            # The rule's action is the main clause's verb: in "if a member asks whether
+            # ...", "tell every caller who asks about ...", asking is the caller's.
+            actions = topic_of(_main_clause(text, lex), lex)[1]
             weak = lex.weak.search(text) is not None
             negative = _main_clause_negative(text, lex)
             polarity: Polarity = "weak" if weak else "neg" if negative else "pos"
+            ordered = _gives_order(text, lex) or lex.is_imperative(first)
             found.append(
                 Clause(
                     sentence=sentence,
@@ -254,11 +530,17 @@ def clauses(prompt: Prompt, lex: Lexicon) -> list[Clause]:
                     strong=lex.lists.strong.search(text) is not None,
                     exception=lex.exception.search(text) is not None,
                     universal=lex.universal.search(text) is not None,
-                    describes_callers=lex.intro.search(text) is not None,
-                    instruction=sentence_strong
-                    or first in lex.lists.imperative
-                    or lex.canonical.get(lex.lemma(first), "") in lex.actions
-                    or polarity != "pos",
+                    # "Customers call about refunds" says who calls; "Ask at the start of
+                    # every call about tickets" is an order all the same.
+                    describes_callers=lex.intro.search(text) is not None and not ordered,
+                    instruction=sentence_strong or ordered or polarity != "pos",
+                    conditional=any(
+                        m.group().lower() not in _CAUSAL | _ARTICLES
+                        for m in lex.subordinate.finditer(text)
+                    ),
+                    condition=_condition_topic(text, lex),
+                    orders=_clause_orders(text, polarity, lex),
+                    restricted=lex.restrictive.search(text) is not None,
                 )
             )
     return found
@@ -272,10 +554,16 @@ def _number_word(word: str, lex: Lexicon) -> int | None:
     return sum(p for p in parts if p is not None)
 
 
+def _digits_value(digits: str) -> int:
+    if _GROUPED.fullmatch(digits):
+        return int(re.sub(r"\D", "", digits))
+    return int(float(digits.replace(",", ".")))
+
+
 def numbers_in(text: str, lex: Lexicon) -> list[tuple[int, int, int]]:
     """(value, start, end) of each number in `text`: digits or the language's number words."""
     found = [
-        (int(float(m.group().replace(",", "."))), m.start(), m.end())
+        (_digits_value(m.group()), m.start(), m.end())
         for m in _NUMBER.finditer(text)
         if (m.start() == 0 or text[m.start() - 1] not in ":/-")
         and not (m.end() < len(text) and text[m.end()] in ":/")

@@ -1,7 +1,7 @@
 """One OpenAI-compatible LLM client for caller, judge and agent (see docs/llm.md).
 
-Importing this package opens no connection and does not import the `openai` SDK: that
-happens at a client's first call (`pip install 'polygon-voice[llm]'`).
+Importing this package opens no connection and does not import the HTTP stack (aiohttp):
+that happens at a client's first call (`pip install 'polygon-voice[llm]'`).
 """
 
 from typing import TYPE_CHECKING

@@ -139,6 +139,19 @@ class TokenBudget:
             if self.tokens is not None:
                 self.tokens.take(tokens)
 
+    def take_now(self, tokens: int, *, waited_out: float = 0.0) -> float:
+        """Take one request of about `tokens` tokens if it fits now and return 0, else the
+        seconds to wait before asking again: `acquire` for a budget that other processes
+        ask from afar (llm/ray_budget.py), where no lock can keep the takers in order."""
+        wait = self._wait_for(tokens, waited_out)
+        if wait > _NO_WAIT:
+            return wait
+        if self.requests is not None:
+            self.requests.take(1)
+        if self.tokens is not None:
+            self.tokens.take(tokens)
+        return 0.0
+
     def settle(self, estimated: int, actual: int) -> None:
         """Correct a request's token estimate with what it used (a credit when less)."""
         if self.tokens is not None and actual != estimated:

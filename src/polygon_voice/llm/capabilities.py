@@ -173,6 +173,7 @@ def endpoint_label(base_url: str) -> str:
 
 _MEMORY: dict[str, Capabilities] = {}
 _ADOPTED: dict[tuple[str, str], Capabilities] = {}
+_ADOPTED_FOR: dict[tuple[str, str, str], tuple[RoleConfig, Capabilities]] = {}
 
 
 def cache_key(base_url: str, model: str, server: str | None) -> str:
@@ -185,11 +186,19 @@ def adopt(config: RoleConfig, found: Capabilities) -> None:
     request mid-run), the prompt agent reads tools and seeds from `adopted`."""
     assert config.model is not None
     _ADOPTED[(config.base_url, config.model)] = found
+    _ADOPTED_FOR[(config.base_url, config.model, config.structured_output)] = (config, found)
     if config.structured_output == "auto" and found.structured_output is not None:
         settle_form(config.base_url, config.model, found.structured_output)
     if found.slots is not None:
         # A server that said how many requests it computes at once never gets more.
         SHARED_LIMITS.set_slots(config.base_url, found.slots)
+
+
+def adopted_records() -> list[tuple[RoleConfig, Capabilities]]:
+    """Every record this process adopted, with the role it was adopted for: what an executor
+    carries to its workers (`adopt` each there), so they start knowing what the driver's
+    start-up probe found instead of finding it out again, one request at a time."""
+    return list(_ADOPTED_FOR.values())
 
 
 def adopted(base_url: str, model: str) -> Capabilities | None:
@@ -201,6 +210,7 @@ def forget_capabilities() -> None:
     """Forget every record of the process (for tests: a new fake server may reuse a port)."""
     _MEMORY.clear()
     _ADOPTED.clear()
+    _ADOPTED_FOR.clear()
     SHARED_LIMITS.forget_slots()
 
 

@@ -39,7 +39,7 @@ from polygon_voice.llm.structured import (
     schema_instruction,
     with_instruction,
 )
-from polygon_voice.llm.transport import OpenAITransport, TransportFailure
+from polygon_voice.llm.transport import HTTPTransport, TransportFailure
 from polygon_voice.llm.usage import RequestActivity, Usage
 from polygon_voice.masking import mask_secrets, mask_url, url_secrets
 
@@ -84,7 +84,7 @@ class LLMClient:
         self._retry = retry or RetryPolicy()
         self._limits = limits or SHARED_LIMITS
         self._env = env
-        self._transport: OpenAITransport | None = None
+        self._transport: HTTPTransport | None = None
         self.endpoint = display_url(config.base_url)
 
     async def chat(
@@ -359,9 +359,7 @@ class LLMClient:
             return self._retry.delay(attempt, failure.retry_after)
         return max(self._retry.delay(attempt), gate.busy_for)
 
-    async def _attempt(
-        self, gate: EndpointGate, transport: OpenAITransport, payload: bytes
-    ) -> bytes:
+    async def _attempt(self, gate: EndpointGate, transport: HTTPTransport, payload: bytes) -> bytes:
         """One request, counted in flight from when it is sent until its answer is in.
 
         The gate learns how it went: an answer (or an error status) lets it open up again; a
@@ -418,8 +416,8 @@ class LLMClient:
             ) from None
         return raw
 
-    def _open(self) -> OpenAITransport:
-        self._transport = OpenAITransport(self.config, self._api_key())
+    def _open(self) -> HTTPTransport:
+        self._transport = HTTPTransport(self.config, self._api_key())
         return self._transport
 
     def _api_key(self) -> str | None:

@@ -12,6 +12,7 @@ import ipaddress
 import os
 import tomllib
 from collections.abc import Iterator, Mapping, Set
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, get_args
 from urllib.parse import urlsplit
@@ -180,6 +181,9 @@ class LLMSettings(BaseModel):
         return self.roles[name].configured
 
 
+# Kept per URL: the answer reads the host, never the network, so it never changes, and every
+# request asks it a few times (its timeout, its max_tokens) at ~0.1 ms each.
+@lru_cache(maxsize=256)
 def is_local_url(url: str) -> bool:
     """Whether `url`'s host is this machine or the local network: loopback, a private,
     link-local or shared (100.64/10) address, `localhost`, a `.local` / `.internal` / `.lan`

@@ -17,6 +17,7 @@ import logging
 import time
 import weakref
 from collections.abc import Callable
+from typing import Protocol, runtime_checkable
 
 from polygon_voice.llm.budget import EndpointBudget, Sleeper, TokenBudget
 
@@ -25,6 +26,18 @@ Clock = Callable[[], float]
 # Makes an endpoint's budget from its rpm and tpm: another executor may share one across
 # processes; by default a TokenBudget of this process.
 BudgetFactory = Callable[[int | None, int | None], EndpointBudget]
+# The same, told the endpoint's base URL (`EndpointLimits.use_budgets`).
+KeyedBudgetFactory = Callable[[str, int | None, int | None], EndpointBudget]
+
+
+@runtime_checkable
+class Tightening(Protocol):
+    """A budget that takes a later client's lower limits (a TokenBudget, a shared one)."""
+
+    def tighten(self, rpm: int | None, tpm: int | None) -> None:
+        """Lower the limits where the given ones are lower."""
+
+
 _RECHECK_SECONDS = 1.0
 
 
@@ -129,7 +142,9 @@ class EndpointLimits:
         self._slots: dict[str, int] = {}
         self._clock = clock
         self._sleep = sleep
-        self._make_budget = budgets or self._token_budget
+        self._make_budget: KeyedBudgetFactory = (
+            self._token_budget if budgets is None else lambda _, rpm, tpm: budgets(rpm, tpm)
+        )
 
     def gate(self, base_url: str, limit: int) -> EndpointGate:
         """The gate of `base_url` in the running loop."""
@@ -155,12 +170,19 @@ class EndpointLimits:
         key = _key(base_url)
         budget = table.get(key)
         if budget is None:
-            budget = table[key] = self._make_budget(rpm, tpm)
-        elif isinstance(budget, TokenBudget):
+            budget = table[key] = self._make_budget(key, rpm, tpm)
+        elif isinstance(budget, TokenBudget | Tightening):
             budget.tighten(rpm, tpm)
         return budget
 
-    def _token_budget(self, rpm: int | None, tpm: int | None) -> EndpointBudget:
+    def use_budgets(self, budgets: KeyedBudgetFactory | None) -> None:
+        """Make every endpoint's budget from now on with `budgets(base_url, rpm, tpm)` (None:
+        a TokenBudget of this process); budgets made before are dropped. For an executor
+        whose workers share one budget per endpoint (llm/ray_budget.py)."""
+        self._make_budget = budgets or self._token_budget
+        self._budgets_by_loop.clear()
+
+    def _token_budget(self, _: str, rpm: int | None, tpm: int | None) -> EndpointBudget:
         return TokenBudget(rpm, tpm, clock=self._clock, sleep=self._sleep)
 
     def set_slots(self, base_url: str, slots: int) -> None:

@@ -103,7 +103,11 @@ def _storable_body(raw: bytes, text: str) -> tuple[Any, int]:
     # Bytes that are not UTF-8 (decoded into `text` with replacement) and JSON escapes of
     # lone surrogates ("\ud800") become U+FFFD, counted, rather than failing the answer or,
     # later, the store.
-    body, count = storable(json.loads(text))
+    body, count = json.loads(text), 0
+    if b"\\u" in raw:
+        # Only a `\u` escape gives a lone surrogate or a NUL (the parser refuses raw control
+        # characters in strings): without one, the walk over the whole answer is skipped.
+        body, count = storable(body)
     return body, count + (text.encode() != raw)
 
 
@@ -137,7 +141,7 @@ def _tool_call(call: dict[str, Any]) -> tuple[ToolCall, int]:
             raw=arguments_json,
         )
     # The arguments string may itself escape a lone surrogate: cleaned like the body.
-    arguments, count = storable(arguments)
+    arguments, count = storable(arguments) if "\\u" in arguments_json else (arguments, 0)
     tool_call = ToolCall(
         id=str(call.get("id") or ""),
         name=str(function["name"]),

@@ -101,9 +101,12 @@ def response_format(
     schema: ResponseSchema, name: str | None = None, form: StructuredForm = "json_schema"
 ) -> dict[str, Any] | None:
     """The `response_format` field of `form` for `schema` (None for the prompt form)."""
-    sent = sent_schema(full_schema(schema), form)
     if form == "prompt":
         return None
+    if isinstance(schema, type):
+        sent = _sent_model_schema(schema, form)
+    else:
+        sent = sent_schema(schema, form)
     if form == "json_object":
         return {"type": "json_object", "schema": sent}
     if isinstance(schema, type):
@@ -174,6 +177,13 @@ def _unfenced(raw: str) -> str:
 def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
     # Building a model's schema costs ~0.1 ms; a judge asks for the same one every call.
     return model.model_json_schema()
+
+
+@lru_cache(maxsize=64)
+def _sent_model_schema(model: type[BaseModel], form: StructuredForm) -> dict[str, Any]:
+    # A caller asks for the same loosened schema every turn: built once per model and form
+    # (shared, never changed: a request body is only serialised).
+    return sent_schema(_model_schema(model), form)
 
 
 @lru_cache(maxsize=64)

@@ -1,47 +1,45 @@
-"""Sending one request through the official `openai` SDK, imported only when first needed.
+"""Sending one chat-completion request: a POST with aiohttp, imported only when first needed.
 
-The SDK's own retries are off (`max_retries=0`): the client's retry loop decides, so its
-behaviour is ours and testable. Requests go through the SDK's generic `post` with the body
-returned as bytes: the SDK still handles the URL, auth, headers, timeouts and error statuses,
-but skips building typed request and response objects, which is most of its CPU per call
-(measured in bench/llm.py). With the `aiohttp` extra installed it is the HTTP transport.
+The request is the one the official `openai` SDK would send (URL, bearer key, JSON body,
+timeouts), and its failures read as the SDK's did (the server's error message, the status,
+Retry-After), but nothing else: no typed request or response objects, no per-call header
+merging, no second HTTP layer. That was most of the harness's CPU per request (measured in
+bench/llm.py and bench/cost_per_request.py). One session per event loop keeps its
+connections alive across calls. There are no retries here: the client's loop decides.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
+from polygon_voice import __version__
 from polygon_voice.llm.config import RoleConfig
 from polygon_voice.llm.errors import LLMConfigError
 from polygon_voice.llm.retry import is_retryable_status, parse_retry_after
 
 if TYPE_CHECKING:
-    from openai import AsyncOpenAI, RequestOptions
+    import ssl
+
+    import aiohttp
 
 ROLE_HEADER = "X-Polygon-Role"
-# The SDK's switch for "give me the response unread": the body is then read here, chunk by
-# chunk, so an answer over MAX_ANSWER_BYTES is cut off rather than held in memory.
-_STREAM_BODY_HEADER = "X-Stainless-Raw-Response"
 MAX_ANSWER_BYTES = 8 * 1024 * 1024
 """The largest model answer read (a chat completion is kilobytes; this leaves room for long
 tool-call arguments); a larger answer fails its call, never the run."""
-# Sent when no key is configured: local servers (vLLM, Ollama, llama.cpp) ignore it, and the
+# Sent when no key is configured: local servers (vLLM, Ollama, llama.cpp) ignore it, and an
 # SDK would otherwise fall back to $OPENAI_API_KEY behind the user's back.
 NO_KEY = "no-key"
 # An error's detail is stored with its call in full (a 300-character cut once hid the cause);
 # screens shorten it. Only a page-sized body (a proxy's HTML error page) is cut.
 _DETAIL_LIMIT = 10_000
-_PLATFORM_HEADERS = (
-    "X-Stainless-Lang",
-    "X-Stainless-Package-Version",
-    "X-Stainless-OS",
-    "X-Stainless-Arch",
-    "X-Stainless-Runtime",
-    "X-Stainless-Runtime-Version",
-    "X-Stainless-Async",
-)
+# Connections kept open between requests (seconds): longer than any pause of a run between
+# two requests to one endpoint, shorter than the idle timeout of common servers and proxies.
+_KEEP_ALIVE = 30.0
 
 
 class TransportFailure(Exception):
@@ -65,72 +63,75 @@ class TransportFailure(Exception):
         self.timed_out = timed_out
 
 
-class OpenAITransport:
-    """Posts chat-completion bodies to one role's endpoint; one SDK client per event loop."""
+class HTTPTransport:
+    """Posts chat-completion bodies to one role's endpoint; one HTTP session per event loop."""
 
     def __init__(self, config: RoleConfig, api_key: str | None) -> None:
-        _require_sdk(config)
-        import openai
-
+        _require_aiohttp(config)
         self._config = config
-        self._api_key = api_key or NO_KEY
-        # Absolute: the SDK then parses one URL per request instead of merging two.
         self._url = completions_url(config.base_url)
-        # The SDK's platform headers are telemetry that no endpoint needs, and each one is
-        # merged, normalised and parsed on every call: leaving them out saves ~5 % CPU.
-        self._options: RequestOptions = {
-            "headers": {
-                **{name: openai.Omit() for name in _PLATFORM_HEADERS},
-                _STREAM_BODY_HEADER: "stream",
-            }
+        # Built once: every request of the role sends the same headers.
+        self._headers = {
+            "Authorization": f"Bearer {api_key or NO_KEY}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"polygon-voice/{__version__}",
+            ROLE_HEADER: config.role,
         }
-        self._sdk: AsyncOpenAI | None = None
+        self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._timeout: aiohttp.ClientTimeout | None = None
 
     async def send(self, payload: bytes) -> bytes:
         """The response body of one POST /chat/completions (JSON `payload`), or TransportFailure."""
-        import openai
+        import aiohttp
 
-        sdk = self._client()
+        session = self._session_here()
         try:
-            response = await sdk.post(
-                self._url, content=payload, cast_to=bytes, options=self._options
-            )
-            return await _read_capped(response)
-        except (openai.OpenAIError, ValueError, TypeError) as exc:
+            # Redirects are not followed (as the SDK did not): a POST redirected elsewhere
+            # is an error status to see, not a body to read.
+            async with session.post(
+                self._url,
+                data=payload,
+                headers=self._headers,
+                timeout=self._timeout,
+                allow_redirects=False,
+            ) as response:
+                body = await _read_capped(response)
+                if response.status >= 300:
+                    raise _status_failure(response.status, body, response.headers)
+                return body
+        except TransportFailure:
+            raise
+        except (aiohttp.ClientError, OSError, TimeoutError, ValueError, TypeError) as exc:
             # `from None`: the chained exceptions carry the request, headers included.
             raise self._failure(exc) from None
 
     def _failure(self, exc: Exception) -> TransportFailure:
-        import openai
+        import aiohttp
 
-        if isinstance(exc, openai.APIStatusError):
-            detail = _detail(exc.body, exc.message)
+        if isinstance(exc, ValueError | TypeError) and not isinstance(exc, aiohttp.ClientError):
+            # The HTTP layer refusing the request itself (credentials in the URL together
+            # with the Authorization header, say): retrying cannot help.
             return TransportFailure(
-                f"HTTP {exc.status_code}: {detail}",
-                status=exc.status_code,
-                retryable=is_retryable_status(exc.status_code, detail),
-                retry_after=parse_retry_after(exc.response.headers),
+                f"request failed: {type(exc).__name__}: {exc}",
+                status=None,
+                retryable=False,
+                retry_after=None,
             )
-        if isinstance(exc, openai.APIConnectionError):
-            detail, timed_out = self._describe(exc, isinstance(exc, openai.APITimeoutError))
+        if isinstance(exc, aiohttp.InvalidURL):
             return TransportFailure(
-                detail, status=None, retryable=True, retry_after=None, timed_out=timed_out
+                f"request failed: invalid URL {exc}", status=None, retryable=False, retry_after=None
             )
-        # The HTTP layer refusing the request itself (aiohttp: credentials in the URL
-        # together with an Authorization header, say): retrying cannot help.
+        detail, timed_out = self._describe(exc, isinstance(exc, TimeoutError))
         return TransportFailure(
-            f"request failed: {type(exc).__name__}: {exc}",
-            status=None,
-            retryable=False,
-            retry_after=None,
+            detail, status=None, retryable=True, retry_after=None, timed_out=timed_out
         )
 
     def _describe(self, exc: BaseException, timed_out: bool) -> tuple[str, bool]:
         """What happened, and whether it really was a timeout (the server may be computing)."""
-        # The aiohttp transport reports a refused or reset connection, and a server that
-        # hung up without answering, as a connect *timeout*: the root of the chain tells
-        # which it really was, so the error names what happened (reset vs timeout).
+        # A refused or reset connection names its OS error (the root of the chain); a server
+        # that hung up without answering is not a timeout either.
         refused = _root_os_error(exc)
         if refused is not None:
             return f"connection failed: {refused}", False
@@ -139,20 +140,44 @@ class OpenAITransport:
             return f"connection closed by the server without an answer ({root})", False
         if timed_out:
             return f"no answer within {self._config.request_timeout:g} s", True
-        return f"connection failed: {root}", False
+        return f"connection failed: {str(root) or type(root).__name__}", False
 
     async def aclose(self) -> None:
-        """Close the SDK client (and its connections) if one was opened in the running loop."""
-        sdk, self._sdk = self._sdk, None
-        if sdk is not None and self._loop is asyncio.get_running_loop():
-            await sdk.close()
+        """Close the session (and its connections) if one was opened in the running loop."""
+        session, self._session = self._session, None
+        if session is not None and self._loop is asyncio.get_running_loop():
+            await session.close()
 
-    def _client(self) -> AsyncOpenAI:
-        # HTTP sessions belong to an event loop: a client used from another loop gets its own.
+    def _session_here(self) -> aiohttp.ClientSession:
+        # Sessions belong to an event loop: a transport used from another loop gets its own.
         loop = asyncio.get_running_loop()
-        if self._sdk is None or self._loop is not loop:
-            self._sdk, self._loop = _new_sdk_client(self._config, self._api_key), loop
-        return self._sdk
+        if self._session is None or self._loop is not loop:
+            self._session, self._loop = self._new_session(), loop
+        return self._session
+
+    def _new_session(self) -> aiohttp.ClientSession:
+        import aiohttp
+
+        seconds = self._config.request_timeout
+        # As the SDK set it: connecting, and each read, within `timeout`; the whole answer's
+        # deadline is the client's (it also covers a server that drips bytes).
+        self._timeout = aiohttp.ClientTimeout(
+            total=None, connect=seconds, sock_connect=seconds, sock_read=seconds
+        )
+        https = urlsplit(self._url).scheme == "https"
+        connector = aiohttp.TCPConnector(
+            # The endpoint gate bounds the requests in flight; the pool must not bound them
+            # again (the SDK's pool of 100 connections held back a concurrency of 128).
+            limit=0,
+            keepalive_timeout=_KEEP_ALIVE,
+            ssl=_tls_context() if https else False,
+        )
+        # auto_decompress on (the default): a gzip answer is read, and capped, unpacked.
+        return aiohttp.ClientSession(connector=connector)
+
+
+# The name the client used when requests went through the SDK.
+OpenAITransport = HTTPTransport
 
 
 def completions_url(base_url: str) -> str:
@@ -162,32 +187,55 @@ def completions_url(base_url: str) -> str:
     return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/chat/completions"))
 
 
-def _require_sdk(config: RoleConfig) -> None:
+def _require_aiohttp(config: RoleConfig) -> None:
     try:
-        import openai  # noqa: F401
+        import aiohttp  # noqa: F401
     except ImportError:
         raise LLMConfigError(
-            f"role {config.role}: the LLM client needs the openai package: "
+            f"role {config.role}: the LLM client needs the aiohttp package: "
             "pip install 'polygon-voice[llm]'"
         ) from None
 
 
-def _new_sdk_client(config: RoleConfig, api_key: str) -> AsyncOpenAI:
-    import openai
-
+def _tls_context() -> ssl.SSLContext:
+    """The certificates the SDK would trust: $SSL_CERT_FILE / $SSL_CERT_DIR, else the
+    system's (through httpcore2, the SDK's own, when it is installed)."""
     try:
-        http_client = openai.DefaultAioHttpClient()
-    except RuntimeError:
-        # aiohttp is not installed: the SDK's default transport works, with more CPU per call.
-        http_client = None
-    return openai.AsyncOpenAI(
-        api_key=api_key,
-        base_url=config.base_url,
-        timeout=config.request_timeout,
-        max_retries=0,
-        default_headers={ROLE_HEADER: config.role},
-        http_client=http_client,
+        from httpcore2 import default_ssl_context
+    except ImportError:
+        import ssl
+
+        cafile = os.environ.get("SSL_CERT_FILE") or None
+        capath = os.environ.get("SSL_CERT_DIR") or None
+        return ssl.create_default_context(cafile=cafile, capath=capath)
+    return default_ssl_context()
+
+
+def _status_failure(status: int, body: bytes, headers: Mapping[str, str]) -> TransportFailure:
+    """An error status as the SDK worded it: the server's `error.message` (or top-level
+    `message`), else `Error code: N`."""
+    detail = _detail(_error_body(body), f"Error code: {status}")
+    return TransportFailure(
+        f"HTTP {status}: {detail}",
+        status=status,
+        retryable=is_retryable_status(status, detail),
+        retry_after=parse_retry_after(headers),
     )
+
+
+def _error_body(body: bytes) -> object:
+    """The error object of an error answer: `{"error": {...}}`'s inner part, or the body."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    return data.get("error", data) if isinstance(data, dict) else data
+
+
+def _detail(body: object, fallback: str) -> str:
+    message = body.get("message") if isinstance(body, dict) else None
+    text = str(message) if message else fallback
+    return text if len(text) <= _DETAIL_LIMIT else text[:_DETAIL_LIMIT] + "..."
 
 
 def _root_os_error(exc: BaseException) -> OSError | None:
@@ -212,41 +260,32 @@ def _root_cause(exc: BaseException) -> BaseException:
 
 
 def _is_disconnect(exc: BaseException) -> bool:
-    # aiohttp's ServerDisconnectedError, httpx's "Server disconnected without sending a
-    # response": the peer closed the connection cleanly (no reset, no timeout).
+    # aiohttp's ServerDisconnectedError: the peer closed the connection cleanly (no reset,
+    # no timeout).
     return "disconnected" in f"{type(exc).__name__} {exc}".lower()
 
 
-def _detail(body: object, fallback: str) -> str:
-    message = body.get("message") if isinstance(body, dict) else None
-    text = str(message) if message else fallback
-    return text if len(text) <= _DETAIL_LIMIT else text[:_DETAIL_LIMIT] + "..."
+async def _read_capped(response: aiohttp.ClientResponse) -> bytes:
+    """The body, refused past MAX_ANSWER_BYTES (read chunk by chunk, never held whole)."""
+    declared = response.content_length
+    if declared is not None and declared > MAX_ANSWER_BYTES:
+        response.close()  # announced too large: not a byte of it is read
+        raise _too_large()
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_any():
+        size += len(chunk)
+        if size > MAX_ANSWER_BYTES:
+            response.close()
+            raise _too_large()
+        chunks.append(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-async def _read_capped(response: object) -> bytes:
-    """The body of an unread SDK response, refused past MAX_ANSWER_BYTES."""
-    if isinstance(response, bytes):  # an SDK that read it anyway
-        body = response
-    else:
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.iter_bytes():  # type: ignore[attr-defined]
-            size += len(chunk)
-            if size > MAX_ANSWER_BYTES:
-                await response.close()  # type: ignore[attr-defined]
-                raise TransportFailure(
-                    f"answer over {MAX_ANSWER_BYTES:,} bytes; the limit is {MAX_ANSWER_BYTES:,}",
-                    status=None,
-                    retryable=False,
-                    retry_after=None,
-                )
-            chunks.append(chunk)
-        body = b"".join(chunks)
-    if len(body) > MAX_ANSWER_BYTES:
-        raise TransportFailure(
-            f"answer of {len(body):,} bytes; the limit is {MAX_ANSWER_BYTES:,}",
-            status=None,
-            retryable=False,
-            retry_after=None,
-        )
-    return body
+def _too_large() -> TransportFailure:
+    return TransportFailure(
+        f"answer over {MAX_ANSWER_BYTES:,} bytes; the limit is {MAX_ANSWER_BYTES:,}",
+        status=None,
+        retryable=False,
+        retry_after=None,
+    )

@@ -30,3 +30,13 @@ def plan_calls(suite: Suite) -> Iterator[PlannedCall]:
 def count_calls(suite: Suite) -> int:
     """How many conversations the suite plans."""
     return len(suite.scenarios) * suite.repeat
+
+
+def planned_call(suite: Suite, index: int) -> PlannedCall:
+    """The `index`-th call of `plan_calls(suite)`, without walking the plan to it."""
+    if not 0 <= index < count_calls(suite):
+        raise IndexError(f"call {index} is not in a plan of {count_calls(suite)} calls")
+    scenario = suite.scenarios[index // suite.repeat]
+    repeat = index % suite.repeat + 1
+    conversation_id = scenario.id if suite.repeat == 1 else f"{scenario.id}#{repeat}"
+    return PlannedCall(index, conversation_id, scenario)

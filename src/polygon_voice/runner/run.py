@@ -1,4 +1,4 @@
-"""Runs a suite: conversations in parallel on one event loop, each stored as it finishes."""
+"""Runs a suite: the driver plays its calls through an executor and stores each as it finishes."""
 
 from __future__ import annotations
 
@@ -9,23 +9,27 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from polygon_voice.agents import AgentFactory
-from polygon_voice.agents.http_agent import HttpAgentFactory
-from polygon_voice.checks import RunSummary, is_case, score_case
-from polygon_voice.checks.expect import check_expectations
+from polygon_voice.checks import RunSummary
 from polygon_voice.conversation import Hearing
-from polygon_voice.judge import Judging, judge_stage_async
+from polygon_voice.judge import Judging
 from polygon_voice.judge.run import judge_answers_unusable, judge_model_failed
 from polygon_voice.model import CaseScore, ConversationResult, EndReason, ExpectResult, Suite
 from polygon_voice.model.judgement import Judgement
 from polygon_voice.model.probes import ProbeResults
-from polygon_voice.probes import Probing, probe_stage
-from polygon_voice.runner.build import AgentBuildError, CallBuilder, failed_call, merged_records
+from polygon_voice.probes import Probing
+from polygon_voice.runner.build import CallBuilder, failed_call
+from polygon_voice.runner.executors import Executor, FinishedCall, LocalExecutor
 from polygon_voice.runner.failures import RoleFailures
+from polygon_voice.runner.pipeline import (
+    CallPipeline,
+    run_one,
+    serve_tools_if_needed,
+    stage_results,
+)
 from polygon_voice.runner.plan import PlannedCall, plan_calls
 from polygon_voice.runner.threads import run_to_end
 from polygon_voice.store import Store
 from polygon_voice.store.store import StageResult
-from polygon_voice.tools.http_server import ToolServer
 
 if TYPE_CHECKING:
     from polygon_voice.llm import LLMClient
@@ -123,6 +127,9 @@ class SuiteRunner:
     # Judge and probe the calls as real ones (IMP-2): a replay's caller has no known facts.
     real_calls: bool = False
 
+    # Where the calls are played; None: a LocalExecutor of `concurrency` workers.
+    executor: Executor | None = None
+
     def run(self) -> RunTally:
         """Run to completion (blocking)."""
         # Not asyncio.run: a thread an agent left stuck must not keep the run from ending.
@@ -138,125 +145,38 @@ class SuiteRunner:
             noise=self.noise,
             caller_client=self.caller_client,
         )
-        if isinstance(self.agent_factory, HttpAgentFactory):
-            # HTTP agents may call their tools themselves: serve them on loopback.
-            builder.tool_server = ToolServer.start()
-            self.agent_factory.tool_server = builder.tool_server.base_url
-            self.agent_factory.configure(self.suite.settings)  # deadline, byte cap, connections
-        todo = (
-            p
-            for p in plan_calls(self.suite)
-            if p.conversation_id not in self.skip or p.conversation_id in self.rejudge
-        )
+        serve_tools_if_needed(builder)
+        pipeline = CallPipeline(builder, self.judging, self.probing, self.real_calls)
         tally = self.tally if self.tally is not None else RunTally()
-        workers = [self._worker(todo, builder, tally) for _ in range(max(1, self.concurrency))]
+        driver = _Driver(self, pipeline, tally)
+        local = LocalExecutor(max(1, self.concurrency))
+        executor = self.executor or local
         try:
-            await asyncio.gather(*workers)
+            if executor.remote:
+                # Stored calls are judged again here, by the driver's judge; the rest go out.
+                await asyncio.gather(
+                    local.run(self._todo(rejudged=True), driver),
+                    executor.run(self._todo(rejudged=False), driver),
+                )
+            else:
+                await executor.run(self._todo(), driver)
         finally:
-            if builder.tool_server is not None:
-                builder.tool_server.close()
-            if self.caller_client is not None:
-                # Its HTTP connections belong to this event loop; the client reopens if reused.
-                await self.caller_client.aclose()
-            if self.judging is not None:
-                await self.judging.aclose()  # the judge model's client, likewise
-            if self.probing is not None and self.probing.client is not None:
-                await self.probing.client.aclose()  # the probe model's client, likewise
-            close_agents = getattr(self.agent_factory, "aclose", None)
-            if close_agents is not None:  # e.g. the prompt agent's shared model client
-                await close_agents()
+            await pipeline.aclose(self.agent_factory, self.caller_client)
         return tally
 
-    async def _worker(
-        self, todo: Iterator[PlannedCall], builder: CallBuilder, tally: RunTally
-    ) -> None:
-        # Workers pull from one shared plan, so memory does not grow with the run's size.
-        for planned in todo:
-            if planned.conversation_id in self.rejudge:
-                await self._judge_stored(builder, planned, tally)
+    def _todo(self, rejudged: bool | None = None) -> Iterator[PlannedCall]:
+        """The planned calls still to do (lazily): not stored yet, or stored to judge again;
+        `rejudged` True or False: only those judged again, or only those played."""
+        for planned in plan_calls(self.suite):
+            again = planned.conversation_id in self.rejudge
+            if planned.conversation_id in self.skip and not again:
                 continue
-            result = await run_one(builder, planned)
-            stages = self._checked(builder, planned, result, tally)
-            if self._asks_a_model:
-                # Stored before judging: a judge model can take minutes (a 429 storm), and a
-                # kill meanwhile must not lose the finished call (`--resume` judges it then).
-                self.store.add_conversation_with_results(self.run_id, planned.index, result, stages)
-                later = await self._judged_and_probed(builder, planned, result, stages, tally)
-                self.store.add_stage_results(self.run_id, result.id, later)
-            else:  # judged in microseconds: one commit, half the cost per call
-                later = await self._judged_and_probed(builder, planned, result, stages, tally)
-                self.store.add_conversation_with_results(
-                    self.run_id, planned.index, result, [*stages, *later]
-                )
-            tally.add(result)
-            self._count(tally, [*stages, *later])
-            if self.on_finished is not None:
-                self.on_finished(result)
-            # Deterministic agents never await: yield so the other workers get their turn and
-            # the loop can run its clean-ups (closed generators, cancelled timers), which would
-            # otherwise pile up until the run ends and make memory grow with its size.
-            await asyncio.sleep(0)
-
-    @property
-    def _asks_a_model(self) -> bool:
-        """Whether judging or probing a call waits for a model (and may wait long)."""
-        judge = self.judging.judge if self.judging is not None else None
-        probe_client = self.probing.client if self.probing is not None else None
-        return hasattr(judge, "run") or probe_client is not None
-
-    def _checked(
-        self,
-        builder: CallBuilder,
-        planned: PlannedCall,
-        result: ConversationResult,
-        tally: RunTally,
-    ) -> list[StageResult]:
-        try:
-            return stage_results(builder, planned, result)
-        except Exception as exc:  # a scoring bug must not lose the conversation
-            tally.errors.append((result.id, f"checks failed: {type(exc).__name__}: {exc}"))
-            return []
-
-    async def _judged_and_probed(
-        self,
-        builder: CallBuilder,
-        planned: PlannedCall,
-        result: ConversationResult,
-        stages: list[StageResult],
-        tally: RunTally,
-        probes: bool = True,
-    ) -> list[StageResult]:
-        later: list[StageResult] = []
-        try:  # on its own: a judge bug must not lose the three-layer checks either
-            later.extend(await self._judged(builder, planned, result, stages))
-        except Exception as exc:
-            tally.errors.append((result.id, f"judge failed: {type(exc).__name__}: {exc}"))
-        try:  # after the judge and apart from it: probes never feed the verdict (PROBE-3)
-            later.extend(await self._probed(builder, planned, result) if probes else [])
-        except Exception as exc:
-            tally.errors.append((result.id, f"probes failed: {type(exc).__name__}: {exc}"))
-        return later
-
-    async def _judge_stored(
-        self, builder: CallBuilder, planned: PlannedCall, tally: RunTally
-    ) -> None:
-        """Judge again a stored call whose judgement is missing or was left unscored by its
-        judge model failing (`--resume`); the call itself is not run again."""
-        conversation_id = planned.conversation_id
-        result = self.store.get_conversation(self.run_id, conversation_id)
-        stages = self._checked(builder, planned, result, tally)  # the judge reads them
-        stored = self.store.get_stage_result(self.run_id, conversation_id, "probes")
-        later = await self._judged_and_probed(
-            builder, planned, result, stages, tally, probes=stored is None
-        )
-        self.store.add_stage_results(self.run_id, conversation_id, later, replace=True)
-        self._count(tally, later)
-        if self.on_finished is not None:  # judged again: done, as far as a watcher can tell
-            self.on_finished(result)
-        await asyncio.sleep(0)
+            if rejudged is None or rejudged == again:
+                yield planned
 
     @staticmethod
-    def _count(tally: RunTally, stages: list[StageResult]) -> None:
+    def count(tally: RunTally, stages: list[StageResult]) -> None:
+        """Add one call's stage results to the tally."""
         for _, _, score in stages:
             if isinstance(score, CaseScore):
                 tally.cases.add(score)
@@ -267,87 +187,77 @@ class SuiteRunner:
             if isinstance(score, ProbeResults):
                 tally.failures.add_probes(score)
 
-    async def _judged(
-        self,
-        builder: CallBuilder,
-        planned: PlannedCall,
-        result: ConversationResult,
-        stages: list[StageResult],
-    ) -> list[StageResult]:
-        # Stages "conversation_checks" and "judge"; the judge reads the case's axes if any.
-        if self.judging is None:
-            return []
-        case = next((s for _, _, s in stages if isinstance(s, CaseScore)), None)
-        expect = next((s for _, _, s in stages if isinstance(s, ExpectResult)), None)
-        initial = merged_records(builder.suite.backend, planned.scenario.backend)
-        checks, judgement = await judge_stage_async(
-            self.judging,
-            builder.suite,
-            planned.scenario,
-            result,
-            case,
-            initial,
-            expect,
-            real_call=self.real_calls,
+
+@dataclass
+class _Driver:
+    """The one writer of a run: stores each call, counts it and tells the watcher."""
+
+    runner: SuiteRunner
+    pipeline: CallPipeline
+    tally: RunTally
+
+    async def finish_here(self, planned: PlannedCall) -> None:
+        """Play (or, for `--resume`, judge again) one call in this process and store it."""
+        if planned.conversation_id in self.runner.rejudge:
+            await self._judge_stored(planned)
+            return
+        runner, pipeline, errors = self.runner, self.pipeline, self.tally.errors
+        result = await pipeline.play(planned)
+        stages = pipeline.checked(planned, result, errors)
+        if pipeline.asks_a_model:
+            # Stored before judging: a judge model can take minutes (a 429 storm), and a
+            # kill meanwhile must not lose the finished call (`--resume` judges it then).
+            runner.store.add_conversation_with_results(runner.run_id, planned.index, result, stages)
+            later = await pipeline.judged_and_probed(planned, result, stages, errors)
+            runner.store.add_stage_results(runner.run_id, result.id, later)
+        else:  # judged in microseconds: one commit, half the cost per call
+            later = await pipeline.judged_and_probed(planned, result, stages, errors)
+            runner.store.add_conversation_with_results(
+                runner.run_id, planned.index, result, [*stages, *later]
+            )
+        self._counted(result, [*stages, *later])
+
+    def store_finished(self, finished: FinishedCall) -> None:
+        """Store a call played, checked, judged and probed elsewhere (one commit)."""
+        runner = self.runner
+        runner.store.add_conversation_with_results(
+            runner.run_id, finished.index, finished.result, finished.stages
         )
-        return [("conversation_checks", "", checks), ("judge", "", judgement)]
+        self.tally.errors.extend(finished.errors)
+        self._counted(finished.result, finished.stages)
 
-    async def _probed(
-        self, builder: CallBuilder, planned: PlannedCall, result: ConversationResult
-    ) -> list[StageResult]:
-        # Stage "probes": reads the conversation (and the case's backend), not the judgement.
-        if self.probing is None:
-            return []
-        initial = merged_records(builder.suite.backend, planned.scenario.backend)
-        probes = await probe_stage(
-            self.probing,
-            result,
-            planned.scenario,
-            builder.suite.tools,
-            initial,
-            real_call=self.real_calls,
+    async def store_lost(self, planned: PlannedCall, message: str) -> None:
+        """Store, checked and judged here, an error call for a call no worker could play."""
+        pipeline, errors = self.pipeline, self.tally.errors
+        result = failed_call(pipeline.builder.setup(planned), message)
+        stages = pipeline.checked(planned, result, errors)
+        stages += await pipeline.judged_and_probed(planned, result, stages, errors)
+        self.runner.store.add_conversation_with_results(
+            self.runner.run_id, planned.index, result, stages
         )
-        return [("probes", "", probes)]
+        self._counted(result, stages)
+
+    def _counted(self, result: ConversationResult, stages: list[StageResult]) -> None:
+        self.tally.add(result)
+        SuiteRunner.count(self.tally, stages)
+        if self.runner.on_finished is not None:
+            self.runner.on_finished(result)
+
+    async def _judge_stored(self, planned: PlannedCall) -> None:
+        """Judge again a stored call whose judgement is missing or was left unscored by its
+        judge model failing (`--resume`); the call itself is not run again."""
+        runner, pipeline, errors = self.runner, self.pipeline, self.tally.errors
+        conversation_id = planned.conversation_id
+        result = runner.store.get_conversation(runner.run_id, conversation_id)
+        stages = pipeline.checked(planned, result, errors)  # the judge reads them
+        stored = runner.store.get_stage_result(runner.run_id, conversation_id, "probes")
+        later = await pipeline.judged_and_probed(
+            planned, result, stages, errors, probes=stored is None
+        )
+        runner.store.add_stage_results(runner.run_id, conversation_id, later, replace=True)
+        SuiteRunner.count(self.tally, later)
+        if runner.on_finished is not None:  # judged again: done, as far as a watcher can tell
+            runner.on_finished(result)
 
 
-def stage_results(
-    builder: CallBuilder, planned: PlannedCall, result: ConversationResult
-) -> list[StageResult]:
-    """The deterministic checks: a three-layer case's axes (stage "checks") and the scenario's
-    expected outcome (stage "expect"); none for a scenario that states neither."""
-    scenario = planned.scenario
-    initial = merged_records(builder.suite.backend, scenario.backend)
-    stages: list[StageResult] = []
-    case = None
-    if is_case(scenario):
-        case = score_case(result, scenario, builder.suite.tools, initial)
-        stages.append(("checks", "", case))
-    expect = check_expectations(result, scenario, initial, case, builder.suite.tools)
-    if expect is not None:
-        stages.append(("expect", "", expect))
-    return stages
-
-
-async def run_one(builder: CallBuilder, planned: PlannedCall) -> ConversationResult:
-    """One conversation; whatever goes wrong ends only this conversation."""
-    setup = builder.setup(planned)
-    try:
-        engine = builder.engine(planned)
-    except Exception as exc:
-        what = "build the agent" if isinstance(exc, AgentBuildError) else "set up the call"
-        detail = str(exc) if isinstance(exc, AgentBuildError) else f"{type(exc).__name__}: {exc}"
-        return failed_call(setup, f"could not {what}: {detail}")
-    server = builder.tool_server
-    if server is not None:
-        server.register(setup.conversation_id, engine)
-    try:
-        return await engine.run()
-    except Exception as exc:  # a harness bug must not take the other conversations down
-        message = f"internal error in the engine: {type(exc).__name__}: {exc}"
-        try:
-            return engine.abort(message)
-        except Exception:
-            return failed_call(setup, message)
-    finally:
-        if server is not None:
-            server.unregister(setup.conversation_id)
+__all__ = ["RunTally", "SuiteRunner", "run_one", "stage_results"]

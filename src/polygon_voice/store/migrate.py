@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from polygon_voice.store import new_schema
 from polygon_voice.store.errors import StoreError
 
 # HEAD_REVISION is kept apart (and re-exported here) so opening an up-to-date database costs
@@ -50,13 +51,19 @@ def alembic_config(connection: Connection | None = None) -> Config:
     return config
 
 
-def ensure_schema(engine: Engine) -> bool:
-    """Migrate the database to head unless it is there already; True when it migrated."""
+def ensure_schema(engine: Engine, *, shipped: bool = True) -> bool:
+    """Migrate the database to head unless it is there already; True when it migrated.
+
+    A SQLite database with no tables at all is given the head schema from the shipped
+    statements (store/new_schema.py, the same schema without importing Alembic) unless
+    `shipped` is false; every other database is migrated by Alembic.
+    """
     with engine.connect() as connection:
         if current_revision(connection) == HEAD_REVISION:
             return False
     with engine.begin() as connection:
-        if engine.dialect.name == "sqlite":
+        sqlite = engine.dialect.name == "sqlite"
+        if sqlite:
             # Python's sqlite3 commits each CREATE as it goes, so two processes opening a new
             # database at once (pytest-xdist workers, two runs) would interleave their tables.
             # In one IMMEDIATE transaction the migration is atomic, and the second process
@@ -65,8 +72,21 @@ def ensure_schema(engine: Engine) -> bool:
         current = current_revision(connection)
         if current == HEAD_REVISION:
             return False
-        _upgrade(connection, current)
+        if sqlite and shipped and _shipped_schema_fits(connection, current):
+            new_schema.create(connection)
+        else:
+            _upgrade(connection, current)
     return True
+
+
+def _shipped_schema_fits(connection: Connection, current: str | None) -> bool:
+    """A new, empty SQLite database, and shipped statements that build this head."""
+    return (
+        current is None
+        and new_schema.REVISION == HEAD_REVISION
+        and bool(new_schema.STATEMENTS)
+        and new_schema.is_empty(connection)
+    )
 
 
 def _upgrade(connection: Connection, current: str | None) -> None:

@@ -6,6 +6,7 @@ import json
 import re
 import threading
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -95,22 +96,23 @@ class Rule(BaseModel):
 
     def matches(self, request: ScriptedRequest) -> bool:
         """Whether every condition this rule gives holds for `request`."""
-        last = request.last_user
+        # Cheapest first, and what a request yields is read only when a condition needs it.
         return (
             (self.role is None or self.role == request.role)
             and (self.model is None or self.model == request.body.get("model"))
             and (self.call is None or self.call == request.call)
             and (self.turn is None or self.turn == request.turn)
-            and (self.contains is None or self.contains in last)
-            and (self.regex is None or re.search(self.regex, last) is not None)
+            and (self.contains is None or self.contains in request.last_user)
+            and (self.regex is None or re.search(self.regex, request.last_user) is not None)
             and (self.structured is None or self.structured == request.structured)
             and (self.last_role is None or self.last_role == request.last_role)
-            and self._temperature_holds(request.temperature)
+            and self._temperature_holds(request)
         )
 
-    def _temperature_holds(self, temperature: float | None) -> bool:
+    def _temperature_holds(self, request: ScriptedRequest) -> bool:
         if self.temperature_above is None and self.temperature_at_most is None:
             return True
+        temperature = request.temperature
         if temperature is None:
             return False
         above = self.temperature_above
@@ -157,7 +159,8 @@ class ScriptedRequest:
     call: int
     body: dict[str, Any]
 
-    @property
+    # Cached: every rule tried asks again, and the body does not change.
+    @cached_property
     def last_user(self) -> str:
         """The text of the last user message ('' when there is none)."""
         for message in reversed(self.body.get("messages") or []):
@@ -165,7 +168,7 @@ class ScriptedRequest:
                 return _text(message.get("content"))
         return ""
 
-    @property
+    @cached_property
     def turn(self) -> int:
         """The number of user messages in the request."""
         messages = self.body.get("messages") or []

@@ -1,17 +1,21 @@
-"""FakeLLMServer: a real OpenAI-compatible HTTP server on loopback, answering from a script."""
+"""FakeLLMServer: a real OpenAI-compatible HTTP server on loopback, answering from a script.
+
+What it answers is decided here, the same for both ways of serving: an asyncio server on
+aiohttp (asyncio_http.py) when aiohttp is installed (the `llm` extra), else a thread per
+connection (threaded_http.py), which holds fewer clients at once but needs nothing.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import json
-import socket
-import struct
 import threading
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from polygon_voice.masking import mask_url
 from polygon_voice.testing.answers import Answer, answer_for, error_answer
@@ -33,6 +37,34 @@ from polygon_voice.testing.streaming import as_stream
 
 REDACTED = "[redacted]"
 _SECRET_HEADERS = frozenset({"authorization", "api-key", "x-api-key"})
+# A request body over this is refused with 413 before it is read: a real chat request,
+# images aside, is far smaller, and the server must not hold a hostile one in memory.
+MAX_REQUEST_BYTES = 16 * 1024 * 1024
+# The listening socket's queue: 512+ async clients connect at once, the default drops some.
+BACKLOG = 1024
+
+
+class Serving(Protocol):
+    """A running way of serving the fake (asyncio or threads)."""
+
+    address: tuple[str, int]
+
+    def stop(self) -> None:
+        """Close the listening socket and end the connections; returns when done."""
+
+
+@dataclass
+class Arrivals:
+    """When requests of one kind arrived: how many, the first and the last (Unix seconds)."""
+
+    count: int = 0
+    first: float | None = None
+    last: float | None = None
+
+    def add(self, at: float) -> None:
+        self.count += 1
+        self.first = at if self.first is None else self.first
+        self.last = at
 
 
 @dataclass(frozen=True)
@@ -46,14 +78,6 @@ class LoggedRequest:
     path: str
     body: dict[str, Any]
     headers: dict[str, str]
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    # The default backlog of 5 drops connections when 100+ async clients connect at once.
-    request_queue_size = 1024
-    daemon_threads = True
-    block_on_close = False
-    fake: FakeLLMServer
 
 
 class FakeLLMServer:
@@ -104,17 +128,19 @@ class FakeLLMServer:
         self._received = 0
         self._in_flight = 0
         self.max_in_flight = 0
+        # Kept apart from stats(): one small record per kind of request, never per request.
+        self._arrivals: dict[str, Arrivals] = {}
+        self._connections = 0
         self._stopping = threading.Event()
-        self._server: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._serving: Serving | None = None
 
     @property
     def base_url(self) -> str:
         """The URL to give a client as its base URL (`http://127.0.0.1:PORT/v1`)."""
-        if self._server is None:
+        if self._serving is None:
             raise RuntimeError("the fake LLM server is not started")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        host, port = self._serving.address
+        return f"http://{host}:{port}/v1"
 
     @property
     def requests(self) -> list[LoggedRequest]:
@@ -129,6 +155,13 @@ class FakeLLMServer:
             return list(self._probe_log)
 
     @property
+    def connections(self) -> int:
+        """How many TCP connections the server has accepted (a client reusing its
+        connections opens one per concurrent request, not one per request)."""
+        with self._lock:
+            return self._connections
+
+    @property
     def request_count(self) -> int:
         """How many chat-completion requests arrived (also when the log is not kept)."""
         with self._lock:
@@ -136,26 +169,21 @@ class FakeLLMServer:
 
     def start(self) -> FakeLLMServer:
         """Bind and serve in a daemon thread; returns self."""
-        self._server = _HTTPServer((self._host, self._port), _Handler)
-        self._server.fake = self
-        # A short poll interval: stop() waits for the serving loop to notice, up to this long.
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="fake-llm-server",
-            daemon=True,
-        )
-        self._thread.start()
+        if asyncio_available():
+            from polygon_voice.testing.asyncio_http import serve_asyncio
+
+            self._serving = serve_asyncio(self, self._host, self._port)
+        else:
+            from polygon_voice.testing.threaded_http import serve_threaded
+
+            self._serving = serve_threaded(self, self._host, self._port)
         return self
 
     def stop(self) -> None:
         """Stop serving; scripted hangs and latencies in progress end at once."""
         self._stopping.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        if self._serving is not None:
+            self._serving.stop()
 
     def __enter__(self) -> FakeLLMServer:
         return self.start()
@@ -177,6 +205,105 @@ class FakeLLMServer:
                 "max_in_flight": self.max_in_flight,
             }
 
+    def arrivals(self) -> dict[str, dict[str, float | int | None]]:
+        """Per kind of request, how many arrived and when the first and last did.
+
+        Times are Unix seconds (`time.time()`) taken as the request's headers were read, so
+        another process can compare them with its own clock: how long after a command started
+        did its first request arrive. Kinds: `chat` (chat completions), `probe` (capability
+        probes), `completions` (prompt log-probabilities), `models` (GET .../models, the
+        preflight's check), `other` (any other route); `any` is all of them together. The
+        server's own `/_polygon/` routes are not counted.
+        """
+        with self._lock:
+            kinds = dict(self._arrivals)
+            total = Arrivals()
+            for arrived in kinds.values():
+                total.count += arrived.count
+                firsts = [t for t in (total.first, arrived.first) if t is not None]
+                lasts = [t for t in (total.last, arrived.last) if t is not None]
+                total.first = min(firsts) if firsts else None
+                total.last = max(lasts) if lasts else None
+            return {kind: asdict(arrived) for kind, arrived in {**kinds, "any": total}.items()}
+
+    # -- what the ways of serving call: the same answers whichever serves -----------------
+
+    @property
+    def stopping(self) -> bool:
+        """Whether stop() was called: delays are no longer waited for."""
+        return self._stopping.is_set()
+
+    def wait(self, delay: float) -> None:
+        """Block this thread `delay` seconds, or until stop() (the threaded server's delay)."""
+        if delay > 0:
+            self._stopping.wait(delay)
+
+    def get(self, path: str) -> Answer:
+        """The answer to GET `path` (the raw request target, query included)."""
+        route = _route(path)
+        if not route.startswith("/_polygon/"):
+            self._arrived("models" if route.endswith("/models") else "other", time.time())
+        if route.endswith("/models"):
+            return models_answer(self.dialect, "fake")
+        props = props_answer(self.dialect) if route == "/props" else None
+        if props is not None:
+            return props
+        if route == "/_polygon/stats":
+            return Answer(200, json.dumps(self.stats()).encode())
+        if route == "/_polygon/arrivals":
+            return Answer(200, json.dumps(self.arrivals()).encode())
+        return error_answer(404, f"fake LLM server: no route {mask_url(path)}")
+
+    def post_arrived(self, path: str, probe_header: str | None) -> None:
+        """Note a POST's arrival, as its headers are read (before its body)."""
+        self._arrived(_post_kind(path, probe_header), time.time())
+
+    def post_body(self, path: str, raw: bytes) -> dict[str, Any] | Answer:
+        """A POST's JSON body, or the answer it gets without reaching the script: a route
+        other than completions, or a body that is not a JSON object."""
+        route = _route(path)
+        if route == "/api/show":
+            # Ollama's model details (its context length); 404 from the other kinds.
+            shown = show_answer(self.dialect, {})
+            return shown or error_answer(404, f"fake LLM server: no route {mask_url(path)}")
+        # /completions too: prompt log-probabilities (a rule with `logprobs`) for the lint.
+        if not route.endswith("/completions"):
+            return error_answer(404, f"fake LLM server: no route {mask_url(path)}")
+        try:
+            body = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            # RecursionError: JSON nested thousands deep, which json.loads cannot follow.
+            reason = exc if isinstance(exc, ValueError) else "nested too deep"
+            return error_answer(400, f"fake LLM server: request is not JSON: {reason}")
+        if not isinstance(body, dict):
+            return error_answer(400, "fake LLM server: request is not JSON: not an object")
+        return body
+
+    def post_answer(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> Answer:
+        """Log the request and pick its answer; counts it in flight until `post_done()`,
+        which the caller makes once its delay is over and before the answer goes out."""
+        self._enter()
+        try:
+            # Logged with a key in the query masked, like the Authorization header.
+            return self._answer(mask_url(path), headers, body)
+        except Exception as exc:
+            # A body no client sends (`"messages": 5`) gets a clear 400, not a traceback.
+            problem = f"{type(exc).__name__}: {exc}"
+            return error_answer(400, f"fake LLM server: cannot read this request ({problem})")
+
+    def post_done(self) -> None:
+        """The request's delay is over: it leaves the in-flight count."""
+        self._leave()
+
+    def connected(self) -> None:
+        """Count one accepted TCP connection."""
+        with self._lock:
+            self._connections += 1
+
+    def _arrived(self, kind: str, at: float) -> None:
+        with self._lock:
+            self._arrivals.setdefault(kind, Arrivals()).add(at)
+
     def _answer(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> Answer:
         if self._api_key is not None and headers.get("authorization") != f"Bearer {self._api_key}":
             return error_answer(401, "fake LLM server: incorrect API key provided")
@@ -188,12 +315,10 @@ class FakeLLMServer:
         with self._lock:
             self._received += 1
             number = self._received
-            entry = LoggedRequest(number, role, request.call, index, path, body, _redact(headers))
-            if self._keep_log:
-                self._log.append(entry)
-            if self._log_file is not None:
-                self._log_file.write(json.dumps(asdict(entry)) + "\n")
-                self._log_file.flush()
+            if self._keep_log or self._log_file is not None:
+                self._record(
+                    LoggedRequest(number, role, request.call, index, path, body, _redact(headers))
+                )
         if refused is not None:
             return refused
         if unlimited(self.dialect, body):
@@ -203,6 +328,14 @@ class FakeLLMServer:
         answer = answer_for(rule, request, number, self.script.latency)
         # Frameworks (LiveKit Agents, Pipecat) always stream: the same answer as SSE chunks.
         return as_stream(answer, body) if body.get("stream") else answer
+
+    def _record(self, entry: LoggedRequest) -> None:
+        # Under the lock: the log and the file keep the order of arrival.
+        if self._keep_log:
+            self._log.append(entry)
+        if self._log_file is not None:
+            self._log_file.write(json.dumps(asdict(entry)) + "\n")
+            self._log_file.flush()
 
     def _probe(
         self,
@@ -233,89 +366,30 @@ class FakeLLMServer:
             self._in_flight -= 1
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, as real endpoints do
-    disable_nagle_algorithm = True  # headers and body go out at once, no 40 ms delayed-ACK stall
-    timeout = 300  # an idle keep-alive connection's thread ends eventually
-    server: _HTTPServer
+def asyncio_available() -> bool:
+    """Whether aiohttp is installed, for the asyncio server (the `llm` extra)."""
+    return importlib.util.find_spec("aiohttp") is not None
 
-    def do_POST(self) -> None:
-        fake = self.server.fake
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        if _route(self.path) == "/api/show":
-            # Ollama's model details (its context length); 404 from the other kinds.
-            shown = show_answer(fake.dialect, {})
-            self._send(shown or error_answer(404, f"fake LLM server: no route {self.path}"))
-            return
-        # /completions too: prompt log-probabilities (a rule with `logprobs`) for the lint.
-        if not _route(self.path).endswith("/completions"):
-            self._send(error_answer(404, f"fake LLM server: no route {mask_url(self.path)}"))
-            return
-        try:
-            body = json.loads(raw)
-            if not isinstance(body, dict):
-                raise ValueError("the body is not a JSON object")
-        except ValueError as exc:
-            self._send(error_answer(400, f"fake LLM server: request is not JSON: {exc}"))
-            return
-        headers = {key.lower(): value for key, value in self.headers.items()}
-        fake._enter()
-        try:
-            # Logged with a key in the query masked, like the Authorization header.
-            answer = fake._answer(mask_url(self.path), headers, body)
-            if answer.delay:
-                fake._stopping.wait(answer.delay)
-        finally:
-            # Before the answer goes out: once the client has it, it may send the next request.
-            fake._leave()
-        if answer.body is None:
-            self.close_connection = True  # a scripted hang or reset: never answer
-            if answer.reset:
-                # Linger 0: closing sends a TCP RST instead of a clean FIN.
-                self.connection.setsockopt(
-                    socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
-                )
-                self.connection.close()
-            return
-        self._send(answer)
 
-    def do_GET(self) -> None:
-        dialect = self.server.fake.dialect
-        props = props_answer(dialect) if _route(self.path) == "/props" else None
-        if _route(self.path).endswith("/models"):
-            self._send(models_answer(dialect, "fake"))
-        elif props is not None:
-            self._send(props)
-        elif _route(self.path) == "/_polygon/stats":
-            self._send(Answer(200, json.dumps(self.server.fake.stats()).encode()))
-        else:
-            self._send(error_answer(404, f"fake LLM server: no route {mask_url(self.path)}"))
-
-    def version_string(self) -> str:
-        """The Server header: the dialect and this fake's own id."""
-        return self.server.fake.server_header
-
-    def _send(self, answer: Answer) -> None:
-        assert answer.body is not None
-        try:
-            self.send_response(answer.status)
-            if "Content-Type" not in answer.headers:
-                self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(answer.body)))
-            for key, value in answer.headers.items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(answer.body)
-        except (BrokenPipeError, ConnectionResetError):
-            # The client gave up (its timeout): nothing left to tell it.
-            self.close_connection = True
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: the request log is the record."""
+def too_large(length: int) -> Answer:
+    """413 for a body of `length` bytes (or more) over MAX_REQUEST_BYTES."""
+    limit = MAX_REQUEST_BYTES // (1024 * 1024)
+    message = f"fake LLM server: a request body of {length:,} bytes is over the {limit} MiB limit"
+    return error_answer(413, message)
 
 
 def _redact(headers: dict[str, str]) -> dict[str, str]:
     return {k: REDACTED if k in _SECRET_HEADERS else v for k, v in headers.items()}
+
+
+def _post_kind(path: str, probe_header: str | None) -> str:
+    """The kind of a POST for `arrivals()`: probe, chat, completions or other."""
+    route = _route(path)
+    if probe_header:
+        return "probe"
+    if route.endswith("/chat/completions"):
+        return "chat"
+    return "completions" if route.endswith("/completions") else "other"
 
 
 def _route(path: str) -> str:

@@ -54,8 +54,8 @@ def item_list(value: object, where: str) -> list[Any]:
 def objects(value: object, where: str) -> Iterable[tuple[str, dict[str, Any]]]:
     """Each item of a list of objects with its path (`where[3]`); a non-object item is an error."""
     for index, item in enumerate(item_list(value, where)):
-        path = join_path(where, index)
-        yield path, as_object(item, path)
+        path = f"{where}[{index}]"  # join_path of an index
+        yield path, item if type(item) is dict else as_object(item, path)
 
 
 def text(value: object, where: str) -> str:

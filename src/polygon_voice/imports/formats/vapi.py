@@ -174,13 +174,15 @@ class _History:
 
     def _tool_calls(self, message: dict[str, Any], where: str) -> None:
         start = seconds_at(message, "secondsFromStart", where)
-        shared = unmapped(message, ["role", "toolCalls", "secondsFromStart"])
+        shared = unmapped(message, _TOOL_CALLS_FIELDS)
         calls_path = join_path(where, "toolCalls")
         for call_where, call in objects(message.get("toolCalls"), calls_path):
-            function = as_object(call.get("function"), join_path(call_where, "function"))
             function_path = join_path(call_where, "function")
-            extra = unmapped(call, ["id", "function"])
-            extra.update(unmapped(function, ["name", "arguments"]))
+            function = call.get("function")
+            if type(function) is not dict:
+                function = as_object(function, function_path)
+            extra = unmapped(call, _CALL_FIELDS)
+            extra.update(unmapped(function, _FUNCTION_FIELDS))
             if shared:
                 extra["message"] = shared
             tool, args = named_arguments(function, function_path, "name", "arguments")
@@ -205,7 +207,7 @@ class _History:
         # Vapi's result message has no failure flag: a result that says `{"error": ...}` is
         # the tool's failure (the content counts, as for Retell).
         tool_call.error = result_error(tool_call.result)
-        kept = unmapped(message, ["role", "toolCallId", "name", "result", "secondsFromStart"])
+        kept = unmapped(message, _RESULT_FIELDS)
         if kept:
             tool_call.extra["result_message"] = kept
 
@@ -229,6 +231,10 @@ def _turn(message: dict[str, Any], where: str, role: str) -> ImportedTurn:
 
 
 _TURN_FIELDS = frozenset(("role", "message", "secondsFromStart"))
+_TOOL_CALLS_FIELDS = frozenset(("role", "toolCalls", "secondsFromStart"))
+_CALL_FIELDS = frozenset(("id", "function"))
+_FUNCTION_FIELDS = frozenset(("name", "arguments"))
+_RESULT_FIELDS = frozenset(("role", "toolCallId", "name", "result", "secondsFromStart"))
 
 
 def _epoch_length(message: dict[str, Any], where: str) -> float | None:
