@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,6 +40,11 @@ from polygon_voice.runner.executors import FinishedCall
 from polygon_voice.runner.plan import planned_call
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script: make `bench.model_played` importable
+    sys.path.insert(0, str(ROOT))
+
+from bench import model_played  # noqa: E402
+
 EXAMPLE = ROOT / "examples" / "order_line" / "suite.yaml"
 CALLER_FIRST = "Order 5590 please, I need three instead of two."
 JUDGED = {c.id: {"score": 4, "evidence": "", "reason": "fine"} for c in V3.criteria}
@@ -103,22 +107,11 @@ class Clock(RunObserver):
 
 @contextmanager
 def fake_server(folder: Path, latency: float) -> Iterator[str]:
-    """The fake server in a process of its own; yields its base URL."""
+    """The fake server in a process of its own, answering by SCRIPT; yields its base URL."""
     script = folder / "script.json"
     script.write_text(json.dumps(SCRIPT))
-    command = [sys.executable, "-m", "polygon_voice.testing.fake_llm", "--script", str(script)]
-    process = subprocess.Popen(
-        [*command, "--latency", str(latency)], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        if not line.startswith("fake LLM server listening on "):
-            raise RuntimeError(f"the fake server did not start: {line!r}")
-        yield line.split()[-1]
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with model_played.fake_server(script, latency) as base_url:
+        yield base_url
 
 
 def server_requests(base_url: str) -> int:
