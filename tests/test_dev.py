@@ -61,3 +61,31 @@ def test_chromium_is_found_where_debian_puts_it_or_on_path(tmp_path: Path) -> No
     debian.parent.mkdir()
     debian.write_text("#!/bin/sh\n")
     assert find_chromium(debian, path=str(on_path)) == debian
+
+
+def test_the_real_server_build_starts_in_the_background_only_when_it_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dev
+
+    from tests import real_llm_server
+
+    folder = tmp_path / "real-llm-venv"
+    monkeypatch.setenv(real_llm_server.VENV_ENV, str(folder))
+    monkeypatch.setattr(dev, "ROOT", tmp_path)
+    started: list[list[str]] = []
+
+    class Recorded:
+        def __init__(self, command: list[str], **_: object) -> None:
+            started.append(command)
+
+    monkeypatch.setattr(dev.subprocess, "Popen", Recorded)
+    assert isinstance(dev.start_real_llm_build(), Recorded)
+    assert started[0][-1].endswith("real_llm_server.py")
+    assert (tmp_path / ".polygon" / "real-llm-build.log").exists()
+    # Built (the interpreter and the stamp of the pinned packages): nothing is started.
+    (folder / "bin").mkdir(parents=True)
+    (folder / "bin" / "python").touch()
+    (folder / ".polygon-real-llm").write_text(real_llm_server._stamp())
+    assert dev.start_real_llm_build() is None
+    assert len(started) == 1
