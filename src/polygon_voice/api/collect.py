@@ -18,6 +18,7 @@ from polygon_voice.api.results import (
 if TYPE_CHECKING:
     from polygon_voice.checks import RunSummary
     from polygon_voice.store import Store
+    from polygon_voice.store.records import ConversationSummary
 
 
 @dataclass(frozen=True)
@@ -73,15 +74,7 @@ def _joined(store: Store, run_id: str, streams: dict[str, _StageStream]) -> Stor
             for field, stream in streams.items()
             if (found := stream.take(s.id)) is not None
         }
-        call = CallResult(
-            id=s.id,
-            scenario=s.scenario_id,
-            end_reason=s.end_reason,
-            end_message=s.end_message,
-            turns=s.turn_count,
-            tool_calls=s.tool_call_count,
-            **{field: stage.value() for field, stage in packed.items()},
-        )
+        call = _call(s, **{field: stage.value() for field, stage in packed.items()})
         totals.add(call)
         calls.append(StoredCallResult.stored(call, packed))
     if any(stream.left_over() for stream in streams.values()):
@@ -142,13 +135,8 @@ def _read_run_by_id(store: Store, run_id: str, judgement_set: str) -> StoredRun:
         for cid, data in store.iter_stage_results(run_id, "probes")
     }
     calls = tuple(
-        CallResult(
-            id=s.id,
-            scenario=s.scenario_id,
-            end_reason=s.end_reason,
-            end_message=s.end_message,
-            turns=s.turn_count,
-            tool_calls=s.tool_call_count,
+        _call(
+            s,
             judgement=judgements.get(s.id),
             case=cases.get(s.id),
             expect=expects.get(s.id),
@@ -157,6 +145,19 @@ def _read_run_by_id(store: Store, run_id: str, judgement_set: str) -> StoredRun:
         for s in store.iter_summaries(run_id)
     )
     return summarised(calls)
+
+
+def _call(summary: ConversationSummary, **stages: Any) -> CallResult:
+    """One call of a run: its stored summary with the stage results given."""
+    return CallResult(
+        id=summary.id,
+        scenario=summary.scenario_id,
+        end_reason=summary.end_reason,
+        end_message=summary.end_message,
+        turns=summary.turn_count,
+        tool_calls=summary.tool_call_count,
+        **stages,
+    )
 
 
 def summarised(calls: tuple[CallResult, ...]) -> StoredRun:
