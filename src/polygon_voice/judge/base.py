@@ -11,11 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, get_args
 
 from polygon_voice.checks.exercised import not_played
 from polygon_voice.checks.facts import CallFacts
-from polygon_voice.judge.composite import Composite, combine_repeats, composite, read_score
+from polygon_voice.judge.composite import (
+    Composite,
+    CriterionOutcome,
+    combine_repeats,
+    composite,
+    read_score,
+)
 from polygon_voice.judge.gates import fired_gates, verdict
 from polygon_voice.judge.promoted import gate_answers
 from polygon_voice.judge.real_end import real_call_end
@@ -28,7 +34,13 @@ from polygon_voice.model import (
     Scenario,
     ToolSpec,
 )
-from polygon_voice.model.judgement import ConversationChecks, CriterionResult, Judgement, Verdict
+from polygon_voice.model.judgement import (
+    ConversationChecks,
+    CriterionResult,
+    CriterionStatus,
+    Judgement,
+    Verdict,
+)
 
 
 @dataclass(frozen=True)
@@ -204,15 +216,7 @@ def build_judgement(
     reasons += [f"gate {g.probe.gate} not checked: {g.reason}" for g in probed if g.answer is None]
     criteria: dict[str, CriterionResult] = {}
     for cid, outcome in result.criteria.items():
-        raw = _shown(cid, runs)
-        criteria[cid] = CriterionResult(
-            score=outcome.score,
-            status=outcome.status,
-            evidence=raw.evidence if raw else "",
-            turn=raw.turn if raw else None,
-            reason=raw.reason if raw else "not returned by the judge",
-            evidence_found=raw.evidence_found if raw else None,
-        )
+        criteria[cid] = _criterion_result(outcome, _shown(cid, runs))
     prompt = next((r.prompt for r in runs if r.prompt is not None), None)
     return Judgement(
         rubric_version=rubric.version,
@@ -231,6 +235,46 @@ def build_judgement(
         raw_answers=[r.raw for r in runs] if prompt is not None else [],
         not_applicable=not_applicable,
     )
+
+
+def _criterion_result(outcome: CriterionOutcome, raw: RawScore | None) -> CriterionResult:
+    """One criterion's record. Values of the model's own types (every deterministic rule's,
+    and a model judge's once read) are not validated again: that cost a good part of judging
+    an imported call; anything else goes through validation, which refuses it."""
+    evidence, turn = (raw.evidence, raw.turn) if raw else ("", None)
+    reason = raw.reason if raw else "not returned by the judge"
+    found = raw.evidence_found if raw else None
+    score = outcome.score
+    plain = (
+        type(evidence) is str
+        and type(reason) is str
+        and (turn is None or type(turn) is int)
+        and (found is None or type(found) is bool)
+        and (score is None or type(score) in (int, float))
+        and outcome.status in _STATUSES
+    )
+    if not plain:
+        return CriterionResult.model_validate(
+            {
+                "score": score,
+                "status": outcome.status,
+                "evidence": evidence,
+                "turn": turn,
+                "reason": reason,
+                "evidence_found": found,
+            }
+        )
+    return CriterionResult.model_construct(
+        score=None if score is None else float(score),
+        status=outcome.status,
+        evidence=evidence,
+        turn=turn,
+        reason=reason,
+        evidence_found=found,
+    )
+
+
+_STATUSES = frozenset(get_args(CriterionStatus))
 
 
 NOT_APPLICABLE_REASON = "not applicable: "
