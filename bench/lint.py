@@ -1,19 +1,22 @@
 """Prompt analysis benchmark: precision and recall on the labelled corpus; time by size.
 
-    .venv/bin/python bench/lint.py [--split dev|heldout|both] [--tiers 1,1+2,1+2+3,judge]
+    .venv/bin/python bench/lint.py [--split dev|heldout|fresh|unseen|all]
+                                   [--tiers 1,1+2,1+2+3,judge]
                                    [--cold] [--json FILE|-] [--misses AXES (dev only)]
     .venv/bin/python bench/lint.py --calibrate [--max-tier 2]   (dev only)
     .venv/bin/python bench/lint.py --scale [--sizes 100000,250000,500000,1000000]
                                    [--max-tier 2] [--seed 1] [--kind mixed|variants]
                                    [--json FILE]
 
-Corpus mode (the default) lints every prompt of bench/lint_corpus/ (dev and heldout
-separately) through the Python API, per tier setting: tier 1; 1+2; 1+2+3 (when the
+Corpus mode (the default) lints every prompt of bench/lint_corpus/ (dev, heldout and
+fresh separately, and the two unseen parts together; `--split unseen` skips dev) through
+the Python API, per tier setting: tier 1; 1+2; 1+2+3 (when the
 `embeddings` extra is installed, else said skipped); and all four with the judge on the
 project's fake LLM server (a plumbing check: the fake judge finds nothing). It prints per
 axis precision, recall, F1, span overlap (mean character IoU of matched findings), false
 positives per clean prompt, seconds per prompt (mean, max) and per language, then the
-targets on the held-out part (docs/lint.md), met or missed. The matching rule is in
+targets on each part nothing was fitted on (heldout, fresh, and the two together;
+docs/lint.md), met or missed. The matching rule is in
 polygon_voice/lint/corpus.py and docs/lint.md. It exits non-zero only on errors.
 
 Scale mode (--scale, or any of --sizes/--kind) times synthetic prompts by size.
@@ -193,6 +196,16 @@ CORPUS = ROOT / "bench" / "lint_corpus"
 SETTINGS = {"1": 1, "1+2": 2, "1+2+3": 3, "judge": 4}
 TARGETS = {"precision": 0.85, "recall": 0.6, "recall_tier3": 0.8, "clean_fp": 0.1}
 TARGET_AXES = ("contradiction", "redundancy")
+# What each --split scores: parts, and "heldout+fresh", the two unseen parts together.
+UNSEEN = "heldout+fresh"
+SPLIT_CHOICES = {
+    "dev": ["dev"],
+    "heldout": ["heldout"],
+    "fresh": ["fresh"],
+    "unseen": ["heldout", "fresh", UNSEEN],
+    "all": ["dev", "heldout", "fresh", UNSEEN],
+    "both": ["dev", "heldout"],
+}
 
 
 def corpus_linter(max_tier: int, settings: Any = None) -> Callable[[Any], Any]:
@@ -246,31 +259,38 @@ def print_figures(name: str, split: str, figures: Any, note: str = "") -> None:
 
 
 def verdicts(results: dict[str, dict[str, Any]]) -> list[str]:
-    """The targets on the held-out part (docs/lint.md), each said met or missed."""
+    """The targets on each unseen part (docs/lint.md), each said met or missed."""
     lines = []
-    held = results.get("1+2", {}).get("heldout")
+    for split in ("heldout", "fresh", UNSEEN):
+        lines += _split_verdicts(split, results)
+    return lines
+
+
+def _split_verdicts(split: str, results: dict[str, dict[str, Any]]) -> list[str]:
+    lines = []
+    held = results.get("1+2", {}).get(split)
     if held is not None:
         for axis in TARGET_AXES:
             t = held.axes[axis]
             for what, value in (("precision", t.precision), ("recall", t.recall)):
                 ok = value is not None and value >= TARGETS[what]
                 lines.append(
-                    f"tiers 1+2 {axis} {what} {_cell(value)} >= {TARGETS[what]}: "
+                    f"{split}: tiers 1+2 {axis} {what} {_cell(value)} >= {TARGETS[what]}: "
                     f"{'met' if ok else 'MISSED'}"
                 )
         fp = held.clean_fp_rate
         ok = fp is not None and fp <= TARGETS["clean_fp"]
         lines.append(
-            f"tiers 1+2 false positives per clean prompt {_cell(fp)} <= "
+            f"{split}: tiers 1+2 false positives per clean prompt {_cell(fp)} <= "
             f"{TARGETS['clean_fp']}: {'met' if ok else 'MISSED'}"
         )
-    held3 = results.get("1+2+3", {}).get("heldout")
+    held3 = results.get("1+2+3", {}).get(split)
     if held3 is not None:
         for axis in TARGET_AXES:
             value = held3.axes[axis].recall
             ok = value is not None and value >= TARGETS["recall_tier3"]
             lines.append(
-                f"tiers 1+2+3 {axis} recall {_cell(value)} >= "
+                f"{split}: tiers 1+2+3 {axis} recall {_cell(value)} >= "
                 f"{TARGETS['recall_tier3']}: {'met' if ok else 'MISSED'}"
             )
     return lines
@@ -400,7 +420,7 @@ def corpus_main(args: argparse.Namespace) -> int:
     except CorpusError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    splits = ["dev", "heldout"] if args.split == "both" else [args.split]
+    splits = SPLIT_CHOICES[args.split]
     if args.misses and splits != ["dev"]:
         print(
             "error: --misses shows single prompts: dev only (--split dev); the held-out "
@@ -436,7 +456,10 @@ def corpus_main(args: argparse.Namespace) -> int:
                 settings = _fake_judge_settings(server.base_url, cache)
             linter = corpus_linter(SETTINGS[name], settings)
             for split in splits:
-                part = [p for p in prompts if p.split == split]
+                parts = split.split("+")
+                part = [p for p in prompts if p.split in parts]
+                if not all(any(p.split == s for p in part) for s in parts):
+                    continue  # an empty part, or a combination holding only one of them
                 reports: dict[str, Any] = {}
                 tiers_seen: set[tuple[int, ...]] = set()
 
@@ -469,7 +492,7 @@ def corpus_main(args: argparse.Namespace) -> int:
                     print_misses(part, reports, args.misses.split(","))
     lines = verdicts(results)
     if lines:
-        print("\nTargets on the held-out part:")
+        print("\nTargets on the parts nothing was fitted on:")
         for line in lines:
             print("  " + line)
     startup: dict[str, dict[str, float]] = {}
@@ -511,7 +534,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1, help="--scale: random seed")
     parser.add_argument("--kind", choices=KINDS, default=None, help="--scale: prompt kind")
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="the labelled corpus")
-    parser.add_argument("--split", choices=("dev", "heldout", "both"), default="both")
+    parser.add_argument("--split", choices=tuple(SPLIT_CHOICES), default="all")
     parser.add_argument(
         "--tiers",
         default=",".join(SETTINGS),
