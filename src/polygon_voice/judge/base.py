@@ -253,25 +253,18 @@ def _criterion_result(outcome: CriterionOutcome, raw: RawScore | None) -> Criter
         and (score is None or type(score) in (int, float))
         and outcome.status in _STATUSES
     )
+    fields: dict[str, Any] = {
+        "score": score,
+        "status": outcome.status,
+        "evidence": evidence,
+        "turn": turn,
+        "reason": reason,
+        "evidence_found": found,
+    }
     if not plain:
-        return CriterionResult.model_validate(
-            {
-                "score": score,
-                "status": outcome.status,
-                "evidence": evidence,
-                "turn": turn,
-                "reason": reason,
-                "evidence_found": found,
-            }
-        )
-    return CriterionResult.model_construct(
-        score=None if score is None else float(score),
-        status=outcome.status,
-        evidence=evidence,
-        turn=turn,
-        reason=reason,
-        evidence_found=found,
-    )
+        return CriterionResult.model_validate(fields)
+    fields["score"] = None if score is None else float(score)  # as validation stores it
+    return CriterionResult.model_construct(**fields)
 
 
 _STATUSES = frozenset(get_args(CriterionStatus))
