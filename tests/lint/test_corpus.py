@@ -26,7 +26,7 @@ def test_every_file_loads_with_valid_keys_names_and_spans(corpus: list) -> None:
     assert sum(len(p.flaws) for p in corpus) >= 250
     languages = Counter(p.language for p in corpus)
     assert all(languages[lang] >= 10 for lang in ("de", "hr", "ru")), languages
-    for split in ("dev", "heldout"):
+    for split in ("dev", "heldout", "fresh"):
         part = [p for p in corpus if p.split == split]
         assert {p.language for p in part} == {"en", "de", "hr", "ru"}
         assert any(p.clean for p in part)

@@ -13,7 +13,7 @@ import pytest
 from polygon_voice.lint import LintError, lint
 from polygon_voice.lint.confidence import CONFIDENCE, DEFAULT_MIN_CONFIDENCE
 from polygon_voice.lint.text import Prompt
-from polygon_voice.lint.topics import clauses, lexicon
+from polygon_voice.lint.topics import clauses, lexicon, numbers_in, topic_of
 
 HEADS = {
     "en": "You are the phone agent of Lumen Energy and help customers with their accounts.\n",
@@ -458,3 +458,57 @@ def test_a_kinds_confidence_is_smoothed_for_how_often_it_was_seen() -> None:
     # The measured kinds' values in use never claim more than their smoothed precision.
     assert CONFIDENCE["opposite-directives"] <= smoothed_precision(1, 1)
     assert CONFIDENCE["free-vs-price"] <= smoothed_precision(3, 3)
+
+
+# --- how words and clauses are read (the 3 December revision) --------------------------
+
+
+def test_a_must_and_its_weakening_in_other_forms_of_one_word_conflict() -> None:
+    # "provjeriti rezervaciju" / "provjera rezervacije": a verb and its noun, two cases.
+    found = kinds(
+        "hr",
+        "Prije svake izmjene uvijek moraš provjeriti rezervaciju.",
+        "Pozdravi korisnika.",
+        "Provjera rezervacije prije izmjene nije obavezna.",
+    )
+    assert found == ["modal-weakening"]
+
+
+def test_a_weakening_of_something_else_is_no_conflict() -> None:
+    found = kinds("hr", "Uvijek moraš provjeriti rezervaciju.", "Rezultat ankete nije obavezan.")
+    assert found == []
+
+
+def test_an_order_after_a_colon_is_a_rule_of_its_own() -> None:
+    text = "Messages are switched off for privacy: send no messages to patients."
+    found = [(c.polarity, c.orders) for c in clauses(Prompt(text), lexicon("en"))]
+    assert found == [("pos", False), ("neg", True)]
+
+
+def test_a_list_of_things_after_a_colon_stays_with_its_rule() -> None:
+    text = "Ask for three things: the name, the date of birth and the postcode."
+    assert len(clauses(Prompt(text), lexicon("en"))) == 1
+
+
+def test_a_german_compound_takes_its_heads_synonym_group() -> None:
+    topic, _ = topic_of("Die Umbuchungsgebühr beträgt 30 Euro.", lexicon("de"))
+    assert "~preis" in topic
+    assert "umbuchungsgebühr" not in topic
+
+
+def test_a_croatian_imperative_the_dictionary_reads_as_a_noun_gives_an_order() -> None:
+    # "ponudi": the dative of "ponuda" to the dictionary, and "offer!" to the caller.
+    (clause,) = clauses(Prompt("Korisniku ponudi zamjenski termin."), lexicon("hr"))
+    assert clause.orders
+    assert clause.actions == frozenset({"~ponuditi"})
+
+
+def test_thousands_in_croatian_words_are_counted() -> None:
+    assert [n for n, _, _ in numbers_in("Odobri do tri tisuće eura.", lexicon("hr"))] == [3000]
+    found = kinds(
+        "hr",
+        "Kredit od najviše tri tisuće eura odobri odmah.",
+        "Pozdravi korisnika.",
+        "Kredit od najviše 2000 eura odobri odmah.",
+    )
+    assert found == ["conflicting-numbers"]

@@ -2,7 +2,8 @@
 
 They find what the exact-word rules of pairs.py miss: a rule said again or contradicted in
 other words ("ask for" / "request"; "offer a refund" / "refunds are not given"), a rule
-weakened elsewhere ("you must confirm" / "confirming is optional"), a prohibition without
+weakened elsewhere, in the same words or others of their family ("you must confirm" /
+"confirming is optional"), a thing said free and given a price, a prohibition without
 exception against a rule it overrides in some cases ("transfer VIP callers" / "never
 transfer calls after 6 pm"), numbers in words against digits ("two" / "3"), and brevity
 against full detail. Each place is marked once per axis, and never where pairs.py marked
@@ -21,7 +22,15 @@ from collections.abc import Callable, Iterator
 from polygon_voice.lint.model import Finding
 from polygon_voice.lint.rules import Rule
 from polygon_voice.lint.text import Prompt, Sentence
-from polygon_voice.lint.topics import Clause, Lexicon, clauses, numbers_in, topic_of
+from polygon_voice.lint.topics import (
+    STEM_LENGTH,
+    Clause,
+    Lexicon,
+    clauses,
+    numbers_in,
+    stem_of,
+    topic_of,
+)
 
 W_CONTRADICTION = 0.5
 W_DUPLICATE = 0.34
@@ -95,6 +104,10 @@ def _opposed(a: Clause, b: Clause) -> str | None:
     if polarities == {"pos", "weak"}:
         # "Only if the caller asks" weakens a "must": an exception is the weakening here.
         firm = a if a.polarity == "pos" else b
+        weak = b if firm is a else a
+        # By word families: a "must" and its weakening often name one thing in two word
+        # forms ("rezervacije" / "rezervaciji", "provjeriti" / "provjera").
+        shared, share = _shared_forms(firm, weak)
         if firm.strong and shared >= OPPOSITE_SHARED and share >= WEAKENED_SHARE:
             return "modal-weakening"
         return None
@@ -126,6 +139,29 @@ def _opposed(a: Clause, b: Clause) -> str | None:
         if both and objects >= CONDITIONAL_OBJECTS and negative.universal:
             return "conditional-conflict"
     return None
+
+
+def _shared_forms(firm: Clause, weak: Clause) -> tuple[int, float]:
+    """Topic stems in common between a rule and its weakening, a word counting when the
+    other says it in another form too ("must check the identity" / "checking the identity
+    is optional"): the larger count, either way round, over the smaller topic."""
+    akin = len({f for f in firm.forms if any(_akin(f, g) for g in weak.forms)})
+    shared = max(len(firm.stems & weak.stems), akin)
+    return shared, shared / max(1, min(len(firm.stems), len(weak.stems)))
+
+
+# A word inside a longer one of this length or more is of its family ("фотографировать" /
+# "сфотографировать", "Gebühr" / "Umbuchungsgebühr").
+AKIN_INSIDE = 7
+
+
+def _akin(a: str, b: str) -> bool:
+    """Two lemmas of one family: one word, one stem (stem_of), or the shorter inside the
+    longer."""
+    if a == b or (stem_of(a) == stem_of(b) and min(len(a), len(b)) > STEM_LENGTH):
+        return True
+    short, long = sorted((a, b), key=len)
+    return len(short) >= AKIN_INSIDE and short in long
 
 
 def _cases_overlap(positive: Clause, negative: Clause) -> bool:
@@ -293,7 +329,8 @@ def _one_thing_priced(a: Clause, b: Clause, lex: Lexicon) -> bool:
             w for w in unit.topic - plain if not (lex.free.fullmatch(w) or lex.priced.fullmatch(w))
         )
 
-    what_a, what_b = what(a), what(b)
+    # By stems: "zamjenska kartica" / "zamjena kartice" name one thing.
+    what_a, what_b = (frozenset(stem_of(w) for w in what(u)) for u in (a, b))
     shared, share = _share(what_a, what_b)
     return shared >= FREE_SHARED and share >= FREE_SHARE
 

@@ -240,6 +240,27 @@ class Clause:
     restricted: bool = False  # "only the last four digits": it narrows, it does not widen
     condition: frozenset[str] = frozenset()  # the topic of its subordinate clauses
     orders: bool = False  # the clause itself gives an order (not only its sentence)
+    # Its topic words' own lemmas, before synonym groups: "provjeriti" (in the group of
+    # "confirm") and the noun "provjera" are akin (lint/conflicts.py).
+    forms: frozenset[str] = frozenset()
+
+    @functools.cached_property
+    def stems(self) -> frozenset[str]:
+        """The topic by word stems (stem_of): for comparing two rules' subjects when one
+        says "cancellations" and the other "cancel"."""
+        return frozenset(stem_of(w) for w in self.topic)
+
+
+# A lemma's first letters name its family: "cancellation" / "cancel", "verlängern" /
+# "Verlängerung", "rezervacije" / "rezervacijom" (forms the dictionary lacks) share six.
+STEM_LENGTH = 6
+
+
+def stem_of(word: str) -> str:
+    """A topic word cut to its stem; synonym groups and quoted names stay whole."""
+    if word.startswith(("~", "\u00ab")) or len(word) <= STEM_LENGTH:
+        return word
+    return word[:STEM_LENGTH]
 
 
 def topic_of(text: str, lex: Lexicon) -> tuple[frozenset[str], frozenset[str]]:
@@ -258,6 +279,14 @@ def topic_of(text: str, lex: Lexicon) -> tuple[frozenset[str], frozenset[str]]:
         for match in lex.phrases.finditer(plain):
             found.add(lex.phrase_group[" ".join(match.group().lower().split())])
         plain = lex.phrases.sub(" ", plain)
+    found.update(group for group, _ in _content_words(plain, lex))
+    found -= lex.generic
+    return frozenset(found), frozenset(found & lex.actions)
+
+
+def _content_words(plain: str, lex: Lexicon) -> list[tuple[str, str]]:
+    """(synonym group or lemma, lemma) of each content word of `plain`."""
+    found = []
     for word in _WORD.findall(plain):
         low = word.lower()
         if low in lex.stop or len(low) < 3:
@@ -265,9 +294,36 @@ def topic_of(text: str, lex: Lexicon) -> tuple[frozenset[str], frozenset[str]]:
         base = lex.lemma(word)
         if base in lex.stop:
             continue
-        found.add(lex.canonical.get(base, lex.canonical.get(low, base)))
-    found -= lex.generic
-    return frozenset(found), frozenset(found & lex.actions)
+        found.append(
+            (lex.canonical.get(base, lex.canonical.get(low, _head_group(base, lex))), base)
+        )
+    return found
+
+
+def forms_of(text: str, lex: Lexicon) -> frozenset[str]:
+    """The lemmas of the topic words of `text`, before synonym groups (persons and calls
+    left out, as from the topic)."""
+    plain = _QUOTED_NAME.sub(" ", _CODE.sub(" ", text))
+    for marker in (lex.lists.strong, lex.weak, lex.lists.negative, lex.universal, lex.limits):
+        plain = marker.sub(" ", plain)
+    return frozenset(base for group, base in _content_words(plain, lex) if group not in lex.generic)
+
+
+# The shortest head of a German compound looked up (shorter tails are mostly endings:
+# "-ung"); its modifier is one letter shorter at least.
+_HEAD = 4
+
+
+def _head_group(word: str, lex: Lexicon) -> str:
+    """A German compound's synonym group by its head, the last part ("Umbuchungsgebühr"
+    is a "Gebühr", a price); the word itself when its head has no group."""
+    if lex.language != "de":
+        return word
+    for k in range(_HEAD - 1, len(word) - _HEAD + 1):
+        group = lex.canonical.get(word[k:])
+        if group is not None and group not in lex.actions:
+            return group
+    return word
 
 
 def _main_clause_negative(text: str, lex: Lexicon) -> bool:
@@ -387,6 +443,12 @@ def _cuts(sentence: Sentence, lex: Lexicon) -> list[tuple[int, int]]:
     points = [0]
     for match in re.finditer(r";\s*|\s+[-\u2013\u2014]\s+", text):
         points.append(match.end())
+    for match in re.finditer(r":\s+", text):
+        # "Messages are switched off for privacy: send no messages to patients": the
+        # reason before the colon is not the rule's subject. A list after one stays.
+        rest = text[match.end() :].split(";", 1)[0]
+        if lex.lists.strong.match(rest) or _gives_order(rest, lex):
+            points.append(match.end())
     for match in _RULE_JOINT.finditer(text):
         # "you must X, must Y, must not Z": each hard marker after a comma (or an "and")
         # opens a rule of its own, with its own polarity; "..., only if" stays a condition.
@@ -496,7 +558,22 @@ def _imperative_form(word: str, endings: tuple[str, ...], lex: Lexicon) -> bool:
     "случай" end so too, and are nouns)."""
     if len(word) <= 3 or not word.endswith(endings):
         return False
-    return lex.lemma(word).endswith(_INFINITIVE[lex.language]) and lex.lemma(word) != word
+    base = lex.lemma(word)
+    if base.endswith(_INFINITIVE[lex.language]) and base != word:
+        return True
+    return _directive_homograph(word, base, lex)
+
+
+def _directive_homograph(word: str, base: str, lex: Lexicon) -> bool:
+    """A Croatian imperative the dictionary reads as a noun ("ponudi": the dative of
+    "ponuda", and "offer!"): an order when its lemma is one of the directive verbs' group
+    and the verb of its stem exists ("ponuditi")."""
+    if lex.language != "hr" or lex.canonical.get(base, "") not in lex.actions:
+        return False
+    if not lemmatiser_available():
+        return False  # no dictionary to ask whether the verb exists
+    stem = word.removesuffix("te")[:-1]
+    return _known_words()(stem + "iti", "hbs")
 
 
 _INFINITIVE = {"hr": ("ti", "ći"), "ru": ("ть", "ться", "ти", "чь")}
@@ -541,6 +618,7 @@ def clauses(prompt: Prompt, lex: Lexicon) -> list[Clause]:
                     condition=_condition_topic(text, lex),
                     orders=_clause_orders(text, polarity, lex),
                     restricted=lex.restrictive.search(text) is not None,
+                    forms=forms_of(text, lex),
                 )
             )
     return found
