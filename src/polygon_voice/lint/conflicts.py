@@ -147,7 +147,16 @@ def _shared_forms(firm: Clause, weak: Clause) -> tuple[int, float]:
     is optional"): the larger count, either way round, over the smaller topic."""
     akin = len({f for f in firm.forms if any(_akin(f, g) for g in weak.forms)})
     shared = max(len(firm.stems & weak.stems), akin)
-    return shared, shared / max(1, min(len(firm.stems), len(weak.stems)))
+    return shared, shared / max(1, min(len(firm.stems), len(_weakened(weak))))
+
+
+def _weakened(weak: Clause) -> frozenset[str]:
+    """What a weakening makes optional: its topic without the case it names ("you may skip
+    the reminder *if the caller is in a hurry*"). Not when the weakening is that case
+    itself ("only if the stock ran out"): then the case is what the rule is about."""
+    if weak.exception or not weak.conditional:
+        return weak.stems
+    return frozenset(stem_of(w) for w in weak.topic - weak.condition) or weak.stems
 
 
 # A word inside a longer one of this length or more is of its family ("фотографировать" /

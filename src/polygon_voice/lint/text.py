@@ -102,7 +102,8 @@ def _blocks(text: str) -> list[tuple[int, int]]:
     """Paragraphs and list items as (start, end): a wrapped line continues its sentence."""
     blocks: list[tuple[int, int]] = []
     offset = 0
-    for raw_line in text.splitlines(keepends=True):
+    lines = text.splitlines(keepends=True)
+    for k, raw_line in enumerate(lines):
         line = raw_line.rstrip("\r\n")
         end = offset + len(line)
         mark = _LIST_MARK.match(line)
@@ -111,10 +112,28 @@ def _blocks(text: str) -> list[tuple[int, int]]:
             blocks.append((end, end))
         elif mark or not blocks or blocks[-1][0] == blocks[-1][1]:
             blocks.append((offset + (mark.end() if mark else 0), end))
+            if not mark and _is_title(line, lines[k + 1] if k + 1 < len(lines) else ""):
+                # A title line ("Zum Schluss", "Returns") names the section below it: the
+                # rule on the next line does not start with it.
+                blocks.append((end, end))
         else:
             blocks[-1] = (blocks[-1][0], end)
         offset += len(raw_line)
     return [block for block in blocks if block[0] < block[1]]
+
+
+# A section's title: a line of a few words, without a sentence's end or a comma.
+_TITLE = re.compile(r"^\s*[^\W\d_][^.!?,;:\n]{0,40}(?<![.!?,;:])\s*$")
+_TITLE_WORDS = 4
+
+
+def _is_title(line: str, following: str) -> bool:
+    """Whether a paragraph's first line is a title: short, unpunctuated, and the next line
+    starts anew (a capital, a digit, a list mark); a wrapped line runs on in lower case."""
+    if not _TITLE.match(line) or len(_WORD.findall(line)) > _TITLE_WORDS:
+        return False
+    head = following.lstrip()[:1]
+    return bool(head) and not head.islower()
 
 
 def detect_language(text: str) -> str:

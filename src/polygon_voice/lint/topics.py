@@ -505,8 +505,12 @@ _CAUSAL = frozenset({"because", "since", "weil", "da", "jer", "потому", "�
 # "pročitaj", "recite", "odgovarajte"; Russian "отвечайте", "зачитай", "перечислите".
 _IMPERATIVE_ENDINGS = {
     "hr": ("ajte", "ijte", "ite", "aj", "ij", "i"),
-    "ru": ("йте", "ите", "ьте", "ай", "яй", "уй"),
+    "ru": ("йте", "ите", "ьте", "ай", "яй", "уй", "и", "ь", "ись"),
 }
+# Finite forms that end like an imperative: Russian past plural "сказали", "починили"
+# (a vowel before "-ли"; "перечисли" is an order), second person "скажешь" (their lemma is
+# an infinitive too).
+_NOT_IMPERATIVE_ENDINGS = {"ru": ("али", "яли", "ели", "или", "ыли", "оли", "ули", "шь")}
 
 
 _REASON = re.compile(
@@ -546,6 +550,8 @@ def _gives_order(text: str, lex: Lexicon) -> bool:
     if lex.is_imperative(first):
         return True
     if lex.language == "de":
+        if _du_imperative(words[0], lex):
+            return True
         return len(words) > 1 and words[1] == "Sie" and first not in lex.stop
     # Anywhere in the main clause: "полностью зачитайте", "detaljno mu opiši", "какие
     # нужны документы, подробно перечислите" (prompts speak to the agent in the imperative).
@@ -553,10 +559,30 @@ def _gives_order(text: str, lex: Lexicon) -> bool:
     return bool(endings) and any(_imperative_form(w.lower(), endings, lex) for w in words)
 
 
+# German imperatives of the Du-Form that are not the infinitive's stem ("lesen" / "lies").
+_DU_IRREGULAR = frozenset({"lies", "gib", "nimm", "sprich", "hilf", "sieh", "vergiss"})
+
+
+def _du_imperative(word: str, lex: Lexicon) -> bool:
+    """A German order in the Du-Form ("Frag nach ...", "Lies ... vor", "Nenne ..."): the
+    verb's stem, with or without an "e". Read as written, so that a capitalised noun
+    ("Sperre", "Reise") keeps its noun's lemma and is no order."""
+    low = word.lower()
+    if low in _DU_IRREGULAR:
+        return True
+    base = lex.lemma(word)
+    if base == low or not base.endswith(("en", "ern", "eln")):
+        return False
+    stem = base[:-2] if base.endswith("en") else base[:-1]
+    return low.removesuffix("e") in {stem, stem.removesuffix("e")}
+
+
 def _imperative_form(word: str, endings: tuple[str, ...], lex: Lexicon) -> bool:
     """A verb's form with an imperative ending: its lemma is an infinitive ("uređaj",
     "случай" end so too, and are nouns)."""
     if len(word) <= 3 or not word.endswith(endings):
+        return False
+    if word.endswith(_NOT_IMPERATIVE_ENDINGS.get(lex.language, ())):
         return False
     base = lex.lemma(word)
     if base.endswith(_INFINITIVE[lex.language]) and base != word:
