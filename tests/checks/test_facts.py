@@ -12,13 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from polygon_voice.checks.facts import LONG_TURN_WORDS, CallFacts
-from polygon_voice.conversation.loops import normalised_words
+from polygon_voice.conversation.loops import _WORD, normalised_words, plain_words, reply_overlap
 from polygon_voice.conversation.repeats import REPEAT_REQUESTS, is_repeat_request
 from polygon_voice.imports.base import ImportedCall, ImportedTurn
 from polygon_voice.imports.convert import to_conversation
 from polygon_voice.judge.base import JudgeInput
 from polygon_voice.judge.composite import NOT_APPLICABLE, _many_runs, _one_run, composite
-from polygon_voice.judge.real_end import _Words
+from polygon_voice.judge.real_end import _repeated_by, _repeats_in_a_row
 from polygon_voice.judge.rubric import V1, V3
 from polygon_voice.model import ConversationResult, Persona, Speaker
 from polygon_voice.model.judgement import ConversationChecks
@@ -144,7 +144,38 @@ def test_the_facts_given_are_kept_only_for_the_turns_they_were_read_from() -> No
 def test_the_loop_pre_check_bound_never_turns_away_a_repeat(a: list[str], b: list[str]) -> None:
     longer = max(len(a), len(b))
     overlap = (Counter(a) & Counter(b)).total() / longer if longer else 0.0
-    assert _Words(a).repeated_by(_Words(b)) == (longer > 0 and overlap >= 0.9)
+    assert _repeated_by([a, b], [None, None], 1) == (longer > 0 and overlap >= 0.9)
+
+
+REPLIES = ["yes", "yes yes", "the order", "order the", "no", ""]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(REPLIES), max_size=8))
+def test_the_loop_pre_check_finds_three_repeats_in_a_row_as_the_plain_reading(
+    replies: list[str],
+) -> None:
+    turns = to_conversation(
+        ImportedCall(
+            call_id="c",
+            source_format="test",
+            turns=[ImportedTurn(speaker="agent", text=text) for text in replies],
+        )
+    ).turns
+    plain = any(
+        reply_overlap(replies[i], replies[i + 1]) >= 0.9
+        and reply_overlap(replies[i + 1], replies[i + 2]) >= 0.9
+        for i in range(len(replies) - 2)
+    )
+    assert _repeats_in_a_row(turns, 3) == plain
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(utterances(), st.text(st.characters(max_codepoint=127)), st.text()))
+def test_a_text_is_split_into_the_words_the_regex_finds(text: str) -> None:
+    expected = normalised_words(text) if not text.isascii() else _WORD.findall(text.lower())
+    assert plain_words(text) == expected
+    assert normalised_words(text) == expected
 
 
 def test_one_judge_run_combines_as_k_runs_of_one() -> None:

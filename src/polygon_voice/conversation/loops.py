@@ -28,6 +28,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 _WORD = re.compile(r"\w+")
+# Each ASCII byte to itself lower-cased when it is a word character (\w), else to a space
+# (no byte above 127 is met: the table reads ASCII text only).
+_ASCII_WORD_BYTES = bytes(
+    ord(chr(byte).lower()) if byte < 128 and _WORD.fullmatch(chr(byte)) else ord(" ")
+    for byte in range(256)
+)
 
 IN_FLIGHT_REPEATS = 3
 """Repeats excused in one run while a call is awaited. The longest tool timeout in the
@@ -76,6 +82,13 @@ CACHED_WORDS_CHARS = 500
 once (a bounded cache of turns up to this long, so hostile input cannot grow it)."""
 
 
+def plain_words(text: str) -> list[str]:
+    """`normalised_words` without the cache, for a text read once per call (the transcript
+    loop rule's pre-check reads every agent reply): the cache's bookkeeping and the list
+    copy cost more than splitting a reply that most calls say once."""
+    return _words(text)
+
+
 @functools.lru_cache(maxsize=2048)
 def _cached_words(text: str) -> tuple[str, ...]:
     return tuple(_words(text))
@@ -83,7 +96,10 @@ def _cached_words(text: str) -> tuple[str, ...]:
 
 def _words(text: str) -> list[str]:
     if text.isascii():  # the common case, and hot (every check that compares replies)
-        return _WORD.findall(text.lower())  # NFKD and the combining marks change no ASCII
+        # NFKD and the combining marks change no ASCII, and there \w is [A-Za-z0-9_]: the
+        # words of _WORD.findall(text.lower()), found by a byte table (lower-case letters,
+        # every other character a space) and a split, in a fifth of the regex's time.
+        return text.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split()
     decomposed = unicodedata.normalize("NFKD", text.casefold())
     stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return _WORD.findall(stripped)

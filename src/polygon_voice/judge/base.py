@@ -41,6 +41,7 @@ from polygon_voice.model.judgement import (
     Judgement,
     Verdict,
 )
+from polygon_voice.model.trusted import trusted
 
 
 @dataclass(frozen=True)
@@ -240,7 +241,8 @@ def build_judgement(
 def _criterion_result(outcome: CriterionOutcome, raw: RawScore | None) -> CriterionResult:
     """One criterion's record. Values of the model's own types (every deterministic rule's,
     and a model judge's once read) are not validated again: that cost a good part of judging
-    an imported call; anything else goes through validation, which refuses it."""
+    an imported call (model/trusted.py: nor is `model_construct`'s own Python paid); anything
+    else goes through validation, which refuses it."""
     evidence, turn = (raw.evidence, raw.turn) if raw else ("", None)
     reason = raw.reason if raw else "not returned by the judge"
     found = raw.evidence_found if raw else None
@@ -264,7 +266,7 @@ def _criterion_result(outcome: CriterionOutcome, raw: RawScore | None) -> Criter
     if not plain:
         return CriterionResult.model_validate(fields)
     fields["score"] = None if score is None else float(score)  # as validation stores it
-    return CriterionResult.model_construct(**fields)
+    return trusted(CriterionResult, fields)
 
 
 _STATUSES = frozenset(get_args(CriterionStatus))

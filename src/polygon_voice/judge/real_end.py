@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 
 from polygon_voice.checks.facts import CallFacts
-from polygon_voice.conversation.loops import Loop, Reply, find_loop, normalised_words
+from polygon_voice.conversation.loops import Loop, Reply, find_loop, plain_words
 from polygon_voice.conversation.repeats import is_repeat_request
 from polygon_voice.model import CallEnd, ConversationResult, EndReason, Speaker, Turn
 
@@ -49,57 +49,46 @@ def _repeats_in_a_row(turns: list[Turn], count: int) -> bool:
     """Whether some `count` agent replies in a row each repeat the one before: what any loop
     of `count` replies needs. A cheap pass that lets the common call, without such a run,
     skip the loop search, which weighs every run anew."""
-    previous: _Words | None = None
+    replies = [plain_words(t.text) for t in turns if t.speaker is not Speaker.CALLER]
+    # Each reply's distinct words, made when a pair of the same length is first compared.
+    distinct: list[frozenset[str] | None] = [None] * len(replies)
     run = 1
-    for turn in turns:
-        if turn.speaker is Speaker.CALLER:
-            continue
-        words = _Words(normalised_words(turn.text))
-        if previous is not None and previous.repeated_by(words):
+    for position in range(1, len(replies)):
+        if _repeated_by(replies, distinct, position):
             run += 1
             if run >= count:
                 return True
         else:
             run = 1
-        previous = words
     return False
 
 
-class _Words:
-    """A reply's words, counted when first compared (most pairs differ in length already)."""
-
-    __slots__ = ("_counted", "_distinct", "words")
-
-    def __init__(self, words: list[str]) -> None:
-        self.words = words
-        self._counted: Counter[str] | None = None
-        self._distinct: frozenset[str] | None = None
-
-    def counted(self) -> Counter[str]:
-        if self._counted is None:
-            self._counted = Counter(self.words)
-        return self._counted
-
-    def distinct(self) -> frozenset[str]:
-        if self._distinct is None:
-            self._distinct = frozenset(self.words)
-        return self._distinct
-
-    def repeated_by(self, other: _Words) -> bool:
-        """Whether conversation.loops.reply_overlap of the two replies reaches LOOP_OVERLAP."""
-        mine_count, their_count = len(self.words), len(other.words)
-        shorter, longer = min(mine_count, their_count), max(mine_count, their_count)
-        # The shared words are at most the shorter reply's.
-        if not longer or shorter / longer < LOOP_OVERLAP:
-            return False
-        # Each distinct word one reply has and the other lacks takes at least one of its
-        # words out of the shared count: a bound from two set differences (in C), which
-        # tells most pairs apart before any word is counted.
-        mine, theirs = self.distinct(), other.distinct()
-        bound = min(mine_count - len(mine - theirs), their_count - len(theirs - mine))
-        if bound / longer < LOOP_OVERLAP:
-            return False
-        return (self.counted() & other.counted()).total() / longer >= LOOP_OVERLAP
+def _repeated_by(
+    replies: list[list[str]], distinct: list[frozenset[str] | None], position: int
+) -> bool:
+    """Whether conversation.loops.reply_overlap of the reply at `position` and the one before
+    reaches LOOP_OVERLAP."""
+    mine, theirs = replies[position - 1], replies[position]
+    mine_count, their_count = len(mine), len(theirs)
+    shorter, longer = min(mine_count, their_count), max(mine_count, their_count)
+    # The shared words are at most the shorter reply's.
+    if not longer or shorter / longer < LOOP_OVERLAP:
+        return False
+    # Each distinct word one reply has and the other lacks takes at least one of its words
+    # out of the shared count: a bound from the distinct words both have (one set operation
+    # in C), which tells most pairs apart before any word is counted.
+    mine_set = distinct[position - 1]
+    if mine_set is None:
+        mine_set = distinct[position - 1] = frozenset(mine)
+    their_set = distinct[position]
+    if their_set is None:
+        their_set = distinct[position] = frozenset(theirs)
+    both = len(mine_set & their_set)
+    # len(mine_set - their_set) is len(mine_set) - both, and the same for theirs.
+    bound = min(mine_count - len(mine_set) + both, their_count - len(their_set) + both)
+    if bound / longer < LOOP_OVERLAP:
+        return False
+    return (Counter(mine) & Counter(theirs)).total() / longer >= LOOP_OVERLAP
 
 
 def real_call_end(result: ConversationResult, facts: CallFacts | None = None) -> CallEnd:

@@ -19,6 +19,7 @@ from polygon_voice.store.errors import ConversationExists, StoreError
 from polygon_voice.store.leases import LeaseStore
 from polygon_voice.store.migrate import ensure_schema
 from polygon_voice.store.personas import PersonaStore
+from polygon_voice.store.plain_insert import insert_rows, insert_rows_with_keys, is_sqlite
 from polygon_voice.store.records import (
     RUN_STATUSES,
     ConversationSummary,
@@ -583,14 +584,23 @@ def _insert_calls(
     conn: Connection, prepared: list[tuple[dict[str, Any], list[dict[str, Any]]]]
 ) -> None:
     """Many calls in two statements: the conversations (their keys back, in order), then
-    every stage row; per-statement overhead is most of what a small call costs to store."""
-    keys = conn.execute(_INSERT_CONVERSATIONS_RETURNING, [row for row, _ in prepared]).scalars()
+    every stage row; per-statement overhead is most of what a small call costs to store.
+    On SQLite the same rows go through its own cursor (store/plain_insert.py)."""
+    sqlite = is_sqlite(conn)
+    calls = [row for row, _ in prepared]
+    keys: Sequence[Any]
+    if sqlite:
+        keys = insert_rows_with_keys(conn, conversations, calls)
+    else:
+        keys = conn.execute(_INSERT_CONVERSATIONS_RETURNING, calls).scalars().all()
     stage_rows: list[dict[str, Any]] = []
-    for key, (_, rows) in zip(keys.all(), prepared, strict=True):
+    for key, (_, rows) in zip(keys, prepared, strict=True):
         for stage_row in rows:
             stage_row["conversation_pk"] = key
         stage_rows += rows
-    if stage_rows:
+    if stage_rows and sqlite:
+        insert_rows(conn, stage_results, stage_rows)
+    elif stage_rows:
         conn.execute(_INSERT_STAGE_RESULT, stage_rows)
 
 
