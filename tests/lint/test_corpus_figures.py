@@ -21,24 +21,24 @@ MARGIN = 0.05
 # met; the target itself where it is.
 FLOORS = {
     "heldout": {
-        ("contradiction", "precision"): 0.77 - MARGIN,  # target 0.85: not met
-        ("contradiction", "recall"): 0.44 - MARGIN,  # target 0.6: not met
+        ("contradiction", "precision"): 0.76 - MARGIN,  # target 0.85: not met
+        ("contradiction", "recall"): 0.50 - MARGIN,  # target 0.6: not met (27 of 54 flaws)
         ("redundancy", "precision"): 0.85,  # target met: 0.86
         ("redundancy", "recall"): 0.6,  # target met: 0.62 (24 of 39 flaws)
     },
     "fresh": {
-        ("contradiction", "precision"): 0.58 - MARGIN,  # target 0.85: not met
-        ("contradiction", "recall"): 0.25 - MARGIN,  # target 0.6: not met
-        ("redundancy", "precision"): 0.72 - MARGIN,  # target 0.85: not met (18 of 25)
-        ("redundancy", "recall"): 0.6,  # target met: 0.64 (18 of 28 flaws)
+        ("contradiction", "precision"): 0.85,  # target met: 0.88 (15 of 17)
+        ("contradiction", "recall"): 0.34 - MARGIN,  # target 0.6: not met (15 of 44 flaws)
+        ("redundancy", "precision"): 0.85,  # target met: 0.93 (13 of 14)
+        ("redundancy", "recall"): 0.46 - MARGIN,  # target 0.6: not met (13 of 28 flaws)
     },
 }
 # False-positive findings on clean prompts, contradiction and redundancy only (none on either).
 CLEAN_FP_CEILING = 0.0 + MARGIN
-# All axes, at the default confidence cut (the target is 0.1 per clean prompt: not met on
-# either, ambiguity findings: one on heldout's 8 clean prompts, two on fresh's 8). One
-# finding more fails either.
-CLEAN_FP_ALL_AXES_CEILING = {"heldout": 1 / 8 + 0.01, "fresh": 2 / 8 + 0.01}
+# All axes, at the default confidence cut (the target is 0.1 per clean prompt: met on fresh,
+# none on its 8; not on heldout, one ambiguity finding on its 8). One finding more fails
+# either.
+CLEAN_FP_ALL_AXES_CEILING = {"heldout": 1 / 8 + 0.01, "fresh": 0.0 + 0.01}
 
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))

@@ -12,8 +12,9 @@ import pytest
 
 from polygon_voice.lint import LintError, lint
 from polygon_voice.lint.confidence import CONFIDENCE, DEFAULT_MIN_CONFIDENCE
+from polygon_voice.lint.numbers import numbers_in
 from polygon_voice.lint.text import Prompt
-from polygon_voice.lint.topics import clauses, lexicon, numbers_in, topic_of
+from polygon_voice.lint.topics import clauses, lexicon, topic_of
 
 HEADS = {
     "en": "You are the phone agent of Lumen Energy and help customers with their accounts.\n",
@@ -225,7 +226,7 @@ def test_numbers_of_different_things_do_not_conflict(first: str, second: str) ->
 
 
 def test_thousands_are_one_number() -> None:
-    from polygon_voice.lint.topics import numbers_in
+    from polygon_voice.lint.numbers import numbers_in
 
     lex = lexicon("de")
     assert [v for v, _, _ in numbers_in("ab 2.000 Euro, bis 3.5 Tonnen, 100 000 Rubel", lex)] == [

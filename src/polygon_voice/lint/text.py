@@ -88,14 +88,42 @@ class Prompt:
 def _split(text: str) -> list[Sentence]:
     sentences: list[Sentence] = []
     for block_start, block_end in _blocks(text):
-        for match in _SENTENCE.finditer(text, block_start, block_end):
-            piece = match.group()
-            stripped = piece.strip()
+        for start, end in _date_joined(_pieces(text, block_start, block_end), text):
+            stripped = text[start:end]
             if len(_WORD.findall(stripped)) < 2:
                 continue
-            start = match.start() + len(piece) - len(piece.lstrip())
-            sentences.append(Sentence(len(sentences), start, start + len(stripped), stripped))
+            sentences.append(Sentence(len(sentences), start, end, stripped))
     return sentences
+
+
+def _pieces(text: str, block_start: int, block_end: int) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of a block, spaces around left out."""
+    found = []
+    for match in _SENTENCE.finditer(text, block_start, block_end):
+        piece = match.group()
+        stripped = piece.strip()
+        if stripped:
+            start = match.start() + len(piece) - len(piece.lstrip())
+            found.append((start, start + len(stripped)))
+    return found
+
+
+# "bis zum 15. Januar": the dot of a German date's day is no sentence's end.
+_DAY_OF_DATE = re.compile(r"(?<![\d.])\b\d{1,2}\.$")
+_MONTH = re.compile(
+    r"(?:Januar|Jänner|Februar|März|April|Mai|Juni|Juli|August|September|Oktober|November"
+    r"|Dezember)\b"
+)
+
+
+def _date_joined(pieces: list[tuple[int, int]], text: str) -> list[tuple[int, int]]:
+    joined: list[tuple[int, int]] = []
+    for start, end in pieces:
+        if joined and _MONTH.match(text, start) and _DAY_OF_DATE.search(text, *joined[-1]):
+            joined[-1] = (joined[-1][0], end)
+        else:
+            joined.append((start, end))
+    return joined
 
 
 def _blocks(text: str) -> list[tuple[int, int]]:

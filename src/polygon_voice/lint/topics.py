@@ -31,11 +31,7 @@ _SIMPLEMMA_CODE = {"en": "en", "de": "de", "hr": "hbs", "ru": "ru"}
 LEMMATISER_HINT = "pip install simplemma (the rules by lemma then find more, in de/hr/ru most)"
 _WORD = re.compile(r"[^\W\d_]+(?:[-'\u2019][^\W\d_]+)*")
 _CODE = re.compile(r"`[^`\n]*`|\{[^}\n]*\}")
-# A number in digits: thousands grouped by a space, a dot or a comma ("100 000", "2.000",
-# "1,500": one number each), else an integer or a decimal ("3.5").
 _QUOTED_NAME = re.compile(r'"[^"\n]{1,60}"|„[^“”\n]{1,60}[“”]|“[^”\n]{1,60}”|«[^»\n]{1,60}»')
-_NUMBER = re.compile(r"\d{1,3}(?:[ \u00a0\u202f.,]\d{3})+(?![\d.,]\d)|\d+(?:[.,]\d+)?")
-_GROUPED = re.compile(r"\d{1,3}(?:[ \u00a0\u202f.,]\d{3})+")
 _NOT_A_PROHIBITION = frozenset({"without", "ohne", "bez", "без"})
 # "No" before these words bounds or prices a rule, it does not forbid: "at no charge",
 # "no more than two", "no later than 6 pm".
@@ -47,12 +43,16 @@ _NO_BEFORE = re.compile(
 # Case endings of nouns and the nominative they come from, for words the dictionary does
 # not list in that form (tried in order; the first base form it knows wins).
 _ENDINGS: dict[str, tuple[tuple[str, str], ...]] = {
-    "hr": (("ajte", "ati"), ("ite", "iti"), ("aj", "ati"), ("ama", "a"), ("ima", ""),
-           ("om", ""), ("oj", "a"), ("e", "a"), ("i", "iti"), ("i", "a"), ("u", "a"), ("a", ""),
-           ("i", ""), ("u", ""), ("e", "")),
+    "hr": (("ajte", "ati"), ("ite", "iti"), ("aju", "ati"), ("iju", "iti"), ("aj", "ati"),
+           ("ama", "a"), ("ima", ""), ("om", ""), ("oj", "a"), ("e", "a"), ("i", "iti"), ("i", "a"),
+           ("u", "a"), ("a", ""), ("i", ""), ("u", ""), ("e", "")),
     "ru": (("ами", "а"), ("ами", ""), ("ах", "а"), ("ой", "а"), ("ом", ""), ("ы", "а"),  # noqa: RUF001
            ("и", "а"), ("и", "я"), ("у", "а"), ("е", "а"), ("а", ""), ("у", ""), ("е", "")),  # noqa: RUF001
 }  # fmt: skip
+
+
+# Croatian imperatives of "-ati" verbs, when the dictionary lacks them: the infinitive.
+_ORDER_ENDINGS = {"hr": (("ajte", "ati"), ("aj", "ati"))}
 
 
 def lemmatiser_available() -> bool:
@@ -80,6 +80,11 @@ def _lemmatise(language: str) -> Callable[[str], str]:
                     candidate = low[: len(low) - len(ending)] + base
                     if known(candidate, code):
                         return str(lemmatizer.lemmatize(candidate, lang=code)).lower()
+            for ending, base in _ORDER_ENDINGS.get(language, ()):
+                if low.endswith(ending) and len(low) - len(ending) >= 4:
+                    # An order the dictionary lacks ("preusmjeravaj"): its ending says it
+                    # is one, and of which infinitive.
+                    return low[: len(low) - len(ending)] + base
         return str(lemmatizer.lemmatize(word, lang=code)).lower()
 
     return lemma
@@ -140,12 +145,17 @@ class Lexicon:
     phrase_group: dict[str, str]
     weak: re.Pattern[str]
     exception: re.Pattern[str]
+    without: re.Pattern[str]  # an exception to a prohibition only ("never ... without consent")
+    every: re.Pattern[str]  # "at every booking": the rule holds in every case
     universal: re.Pattern[str]
     subordinate: re.Pattern[str]
     contrast: re.Pattern[str]
     brevity: re.Pattern[str]
     detail: re.Pattern[str]
     numbers: dict[str, int]
+    durations: dict[str, int]  # time units (topic words) in minutes
+    working_days: frozenset[str]  # "working", "radni": the day is a working day
+    half_hour: re.Pattern[str]
     limits: re.Pattern[str]
     intro: re.Pattern[str]
     generic: frozenset[str]
@@ -168,6 +178,18 @@ class Lexicon:
 
     def lemma(self, word: str) -> str:
         return _lemmatise(self.language)(word)
+
+
+def _durations(
+    table: dict[str, int], canonical: dict[str, str], lemma: Callable[[str], str]
+) -> dict[str, int]:
+    """Time units in minutes, by each topic word a unit may become: its synonym group, or
+    its lemma, also as a noun ("Stunde": lower-cased, German "stunde" reads as "stunden")."""
+    found: dict[str, int] = {}
+    for word, minutes in table.items():
+        for form in (word, lemma(word.capitalize()).lower(), lemma(word)):
+            found.setdefault(canonical.get(form, form), int(minutes))
+    return found
 
 
 @functools.cache
@@ -201,12 +223,17 @@ def lexicon(language: str) -> Lexicon:
         phrase_group=phrase_group,
         weak=_pattern(section["weak"]),
         exception=_pattern(section["exception"]),
+        without=_pattern(section["without"]),
+        every=_pattern(section["every"]),
         universal=_pattern(section["universal"]),
         subordinate=_pattern(section["subordinate"]),
         contrast=_pattern(section["contrast"]),
         brevity=_pattern(section["brevity"]),
         detail=_pattern(section["detail"]),
         numbers={k.lower(): int(v) for k, v in section["numbers"].items()},
+        durations=_durations(section["durations"], canonical, lemma),
+        working_days=frozenset(lemma(w) for w in section["working_days"]),
+        half_hour=_pattern(section["half_hour"]),
         limits=_pattern(section["limits"]),
         intro=_pattern(section["intro"]),
         generic=frozenset("~" + g for g in section["generic"]),
@@ -243,6 +270,19 @@ class Clause:
     # Its topic words' own lemmas, before synonym groups: "provjeriti" (in the group of
     # "confirm") and the noun "provjera" are akin (lint/conflicts.py).
     forms: frozenset[str] = frozenset()
+    # A prohibition whose only exception is a "without" ("never send it without consent").
+    only_without: bool = False
+    without_what: frozenset[str] = frozenset()  # what it is done without ("consent")
+    tools: frozenset[str] = frozenset()  # the tools it names: `book_visit`, cancel_order
+    rule_topic: frozenset[str] = frozenset()  # the topic without a reason given after it
+    # A tool's signature and what it does ("book_engineer(account_id, slot): books a
+    # visit"): a description, no rule.
+    describes_tool: bool = False
+
+    @functools.cached_property
+    def rule_stems(self) -> frozenset[str]:
+        """The stems of what the rule itself is about, its reason left out."""
+        return frozenset(stem_of(w) for w in self.rule_topic)
 
     @functools.cached_property
     def stems(self) -> frozenset[str]:
@@ -294,10 +334,17 @@ def _content_words(plain: str, lex: Lexicon) -> list[tuple[str, str]]:
         base = lex.lemma(word)
         if base in lex.stop:
             continue
-        found.append(
-            (lex.canonical.get(base, lex.canonical.get(low, _head_group(base, lex))), base)
-        )
+        group = lex.canonical.get(base) or lex.canonical.get(low) or _passive_group(base, lex)
+        found.append((group or _head_group(base, lex), base))
     return found
+
+
+def _passive_group(base: str, lex: Lexicon) -> str | None:
+    """The group of a Russian passive by its active verb: "не сообщаются" (are not told)
+    is "сообщать", "назначаться" is "назначать"."""
+    if lex.language == "ru" and base.endswith(("ться", "тись")):
+        return lex.canonical.get(base[:-2])
+    return None
 
 
 def forms_of(text: str, lex: Lexicon) -> frozenset[str]:
@@ -518,6 +565,13 @@ _REASON = re.compile(
 )
 
 
+# A reason given after a rule: its words say why, not what the rule is about.
+_GIVEN_REASON = re.compile(
+    r"(?<!\w)(?:because|weil|denn|jer|jerbo|потому что|так как|ибо|поскольку)(?!\w)",
+    re.IGNORECASE,
+)
+
+
 def _clause_orders(text: str, polarity: Polarity, lex: Lexicon) -> bool:
     """Whether the clause itself gives an order: a hard marker, a prohibition or a
     weakening, or an imperative (not only the sentence around it)."""
@@ -552,11 +606,33 @@ def _gives_order(text: str, lex: Lexicon) -> bool:
     if lex.language == "de":
         if _du_imperative(words[0], lex):
             return True
-        return len(words) > 1 and words[1] == "Sie" and first not in lex.stop
+        return _german_address(words, lex)
     # Anywhere in the main clause: "полностью зачитайте", "detaljno mu opiši", "какие
     # нужны документы, подробно перечислите" (prompts speak to the agent in the imperative).
     endings = _IMPERATIVE_ENDINGS.get(lex.language, ())
     return bool(endings) and any(_imperative_form(w.lower(), endings, lex) for w in words)
+
+
+# How far into a German main clause its verb may stand before "Sie" or "du": after a
+# phrase put first ("Auf Nachfrage nennen Sie", "Für das Gespräch berechnest du").
+_GERMAN_VERB_WITHIN = 5
+_GERMAN_REFLEXIVE = frozenset({"dich", "dir"})
+
+
+def _german_address(words: list[str], lex: Lexicon) -> bool:
+    """A German order by its verb and the agent addressed: "Antworten Sie", "Auf Nachfrage
+    nennen Sie", "berechnest du", "erzählst Du", "Fass dich kurz"."""
+    if len(words) > 1 and words[1].lower() in _GERMAN_REFLEXIVE:
+        return words[0].lower() not in lex.stop  # "Fass dich kurz", "Melde dich"
+    for k in range(1, min(len(words), _GERMAN_VERB_WITHIN + 1)):
+        verb = words[k - 1]
+        if (not verb.islower() and k > 1) or verb.lower() in lex.stop:
+            continue  # a noun, or an article or a pronoun before the subject
+        if words[k] == "Sie" and verb.lower().endswith("en"):
+            return True
+        if words[k].lower() == "du" and verb.lower().endswith("st"):
+            return True
+    return False
 
 
 # German imperatives of the Du-Form that are not the infinitive's stem ("lesen" / "lies").
@@ -605,15 +681,57 @@ def _directive_homograph(word: str, base: str, lex: Lexicon) -> bool:
 _INFINITIVE = {"hr": ("ti", "ći"), "ru": ("ть", "ться", "ти", "чь")}
 
 
+# A tool's name: code in backticks, or a snake_case name ("otkazi_rezervaciju").
+_TOOL_NAME = re.compile(r"`([^`\n]{1,80})`|(?<![\w`])([^\W\d_]\w*_\w+)")
+
+
+_TOOL_SIGNATURE = re.compile(r"[\s\-*•]*`?[^\W\d]\w*\([^()\n]{0,120}\)`?\s*[:\u2013\u2014-]")
+
+
+def tools_named(text: str) -> frozenset[str]:
+    """The tools a clause names, each by its name before any arguments."""
+    names = set()
+    for match in _TOOL_NAME.finditer(text):
+        name = (match.group(1) or match.group(2)).split("(")[0].strip().lower()
+        if name:
+            names.add(name)
+    return frozenset(names)
+
+
+def first_condition(text: str, lex: Lexicon) -> re.Match[str] | None:
+    """The first word opening a subordinate clause that limits the rule ("if", "before",
+    "who"), not a reason's ("because") or an article that looks like one ("die")."""
+    for match in lex.subordinate.finditer(text):
+        if match.group().lower() not in _CAUSAL | _ARTICLES:
+            return match
+    return None
+
+
+def _without_what(text: str, match: re.Match[str] | None, lex: Lexicon) -> frozenset[str]:
+    """The first topic word after a prohibition's "without": what it is not done without
+    ("without an adult ticket", "ohne Unterschrift des Empfängers")."""
+    if match is None:
+        return frozenset()
+    for word in text[match.end() :].split()[:4]:
+        found = topic_of(word, lex)[0]
+        if found:
+            return found
+    return frozenset()
+
+
 def clauses(prompt: Prompt, lex: Lexicon) -> list[Clause]:
     """Every clause of every sentence, in prompt order."""
-    found = []
+    found: list[Clause] = []
     for sentence in prompt.sentences:
         first = sentence.words[0] if sentence.words else ""
         sentence_strong = lex.lists.strong.search(sentence.text) is not None
         for a, b in _cuts(sentence, lex):
             text = sentence.text[a:b]
             topic, _ = topic_of(text, lex)
+            # What a rule is about, not why: "never quote costs, because each treatment is
+            # billed differently" is about quoting costs.
+            reason = _GIVEN_REASON.search(text)
+            rule_topic = topic_of(text[: reason.start()], lex)[0] if reason else topic
             # The rule's action is the main clause's verb: in "if a member asks whether
             # ...", "tell every caller who asks about ...", asking is the caller's.
             actions = topic_of(_main_clause(text, lex), lex)[1]
@@ -621,6 +739,14 @@ def clauses(prompt: Prompt, lex: Lexicon) -> list[Clause]:
             negative = _main_clause_negative(text, lex)
             polarity: Polarity = "weak" if weak else "neg" if negative else "pos"
             ordered = _gives_order(text, lex) or lex.is_imperative(first)
+            forms = forms_of(text, lex)
+            previous = found[-1] if found and found[-1].sentence is sentence else None
+            if weak and previous is not None and len(topic - actions) <= 1:
+                # "..., but does not have to", "nije obavezna": a weakening cut off from
+                # what it weakens, which the clause before names.
+                topic, forms = topic | previous.topic, forms | previous.forms
+            without_match = lex.without.search(text)
+            without = polarity == "neg" and without_match is not None
             found.append(
                 Clause(
                     sentence=sentence,
@@ -630,62 +756,24 @@ def clauses(prompt: Prompt, lex: Lexicon) -> list[Clause]:
                     topic=topic,
                     actions=actions,
                     polarity=polarity,
-                    strong=lex.lists.strong.search(text) is not None,
-                    exception=lex.exception.search(text) is not None,
+                    strong=lex.lists.strong.search(text) is not None
+                    or lex.every.search(text) is not None,
+                    exception=lex.exception.search(text) is not None or without,
+                    only_without=without and lex.exception.search(text) is None,
+                    without_what=_without_what(text, without_match, lex),
                     universal=lex.universal.search(text) is not None,
                     # "Customers call about refunds" says who calls; "Ask at the start of
                     # every call about tickets" is an order all the same.
                     describes_callers=lex.intro.search(text) is not None and not ordered,
                     instruction=sentence_strong or ordered or polarity != "pos",
-                    conditional=any(
-                        m.group().lower() not in _CAUSAL | _ARTICLES
-                        for m in lex.subordinate.finditer(text)
-                    ),
+                    conditional=first_condition(text, lex) is not None,
                     condition=_condition_topic(text, lex),
                     orders=_clause_orders(text, polarity, lex),
                     restricted=lex.restrictive.search(text) is not None,
-                    forms=forms_of(text, lex),
+                    forms=forms,
+                    tools=tools_named(text),
+                    rule_topic=rule_topic,
+                    describes_tool=_TOOL_SIGNATURE.match(sentence.text) is not None,
                 )
             )
     return found
-
-
-def _number_word(word: str, lex: Lexicon) -> int | None:
-    # "twenty-one": the parts add up.
-    parts = [lex.numbers.get(part) for part in word.lower().split("-")]
-    if not parts or any(p is None for p in parts):
-        return None
-    return sum(p for p in parts if p is not None)
-
-
-def _digits_value(digits: str) -> int:
-    if _GROUPED.fullmatch(digits):
-        return int(re.sub(r"\D", "", digits))
-    return int(float(digits.replace(",", ".")))
-
-
-def numbers_in(text: str, lex: Lexicon) -> list[tuple[int, int, int]]:
-    """(value, start, end) of each number in `text`: digits or the language's number words."""
-    found = [
-        (_digits_value(m.group()), m.start(), m.end())
-        for m in _NUMBER.finditer(text)
-        if (m.start() == 0 or text[m.start() - 1] not in ":/-")
-        and not (m.end() < len(text) and text[m.end()] in ":/")
-    ]
-    words = list(_WORD.finditer(text))
-    k = 0
-    while k < len(words):
-        value = _number_word(words[k].group(), lex)
-        if value is None:
-            k += 1
-            continue
-        start, end = words[k].start(), words[k].end()
-        # "three hundred": a multiplier word right after multiplies.
-        while k + 1 < len(words) and text[end : words[k + 1].start()].strip() == "":
-            nxt = _number_word(words[k + 1].group(), lex)
-            if nxt is None or nxt < 100 or nxt <= value:
-                break
-            value, end, k = value * nxt, words[k + 1].end(), k + 1
-        found.append((value, start, end))
-        k += 1
-    return sorted(found, key=lambda item: item[1])
