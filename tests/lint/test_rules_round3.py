@@ -312,6 +312,18 @@ def test_the_same_rule_with_the_same_tool_is_a_restatement() -> None:
             "Odgovaraj kratko, jednom ili dvjema rečenicama, i pusti korisnika da pita dalje ako ga nešto zanima.",
             "Kad korisnik pita za tarifu, objasni mu detaljno sve uvjete.",
         ),
+        # A Du-Form order before a possessive; "list them all" in each language.
+        (
+            "de",
+            "Halte deine Antworten kurz und sachlich.",
+            "Wenn jemand nach der Rechnung fragt, nenne alle Posten mit Betrag und Datum.",
+        ),
+        (
+            "ru",
+            "Отвечай коротко, в одну-две фразы.",
+            "Если клиент спрашивает о счёте, перечисли все начисления с суммами.",
+        ),
+        ("hr", "Odgovaraj kratko.", "Kad korisnik pita za račun, nabroji sve stavke s iznosima."),
     ],
 )
 def test_brevity_against_detail_is_found(lang: str, brief: str, full: str) -> None:

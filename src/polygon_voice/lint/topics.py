@@ -616,14 +616,15 @@ def _gives_order(text: str, lex: Lexicon) -> bool:
 # How far into a German main clause its verb may stand before "Sie" or "du": after a
 # phrase put first ("Auf Nachfrage nennen Sie", "Für das Gespräch berechnest du").
 _GERMAN_VERB_WITHIN = 5
-_GERMAN_REFLEXIVE = frozenset({"dich", "dir"})
+# After an order's verb in the Du-Form: "Fass dich kurz", "Halte deine Antworten kurz".
+_GERMAN_REFLEXIVE = frozenset({"dich", "dir", "dein", "deine", "deinen", "deinem", "deiner"})
 
 
 def _german_address(words: list[str], lex: Lexicon) -> bool:
     """A German order by its verb and the agent addressed: "Antworten Sie", "Auf Nachfrage
     nennen Sie", "berechnest du", "erzählst Du", "Fass dich kurz"."""
     if len(words) > 1 and words[1].lower() in _GERMAN_REFLEXIVE:
-        return words[0].lower() not in lex.stop  # "Fass dich kurz", "Melde dich"
+        return words[0].lower() not in lex.stop  # "Fass dich kurz", "Halte deine Antworten"
     for k in range(1, min(len(words), _GERMAN_VERB_WITHIN + 1)):
         verb = words[k - 1]
         if (not verb.islower() and k > 1) or verb.lower() in lex.stop:
