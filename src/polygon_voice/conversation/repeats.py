@@ -97,15 +97,21 @@ _ANY_REQUEST_IN_TEXT = re.compile(
 # Words said in many turns that ask for nothing ("please confirm", "sorry for the wait"):
 # a phrase's key is another of its words when it has one.
 _COMMON_WORDS = frozenset(("please", "sorry", "what"))
+
+
+def _fewest(keys: set[str]) -> tuple[str, ...]:
+    """The keys less those that hold another key: text holding one of those holds the other
+    too ("ponovite" holds "ponovi"), so one fewer substring test for every turn."""
+    return tuple(sorted(key for key in keys if not any(k != key and k in key for k in keys)))
+
+
 # The key word of each phrase that ASCII text can hold (the others have a letter it lacks):
 # its longest uncommon word, so that few turns hold a key.
-_ASCII_KEYS = tuple(
-    sorted(
-        {
-            max(words, key=lambda word: (word not in _COMMON_WORDS, len(word)))
-            for group in REPEAT_REQUESTS.values()
-            for p in group
-            if (words := normalised_words(p)) and all(word.isascii() for word in words)
-        }
-    )
+_ASCII_KEYS = _fewest(
+    {
+        max(words, key=lambda word: (word not in _COMMON_WORDS, len(word)))
+        for group in REPEAT_REQUESTS.values()
+        for p in group
+        if (words := normalised_words(p)) and all(word.isascii() for word in words)
+    }
 )

@@ -38,7 +38,8 @@ def quoted(turn: Turn | None) -> str:
     if turn is None:
         return ""
     text = turn.text if len(turn.text) <= QUOTE_CHARS else turn.text[: QUOTE_CHARS - 1] + "…"
-    return f'turn {turn.index} ({turn.speaker.value}): "{text}"'
+    # A StrEnum formats as its value, in C (`.value` is a Python property, read per quote).
+    return f'turn {turn.index} ({turn.speaker}): "{text}"'
 
 
 def quote_turn(given: JudgeInput, index: int | None) -> str:
@@ -141,9 +142,9 @@ def call_text(call: ToolCall) -> str:
     args = _ARGS_JSON.encode(call.args)
     if len(args) > QUOTE_CHARS:
         args = args[: QUOTE_CHARS - 1] + "…"
-    text = f"{call.tool}({args}) {call.status.value}"
+    text = f"{call.tool}({args}) {call.status}"  # StrEnums: formatted as their values
     if call.status in FAILED and call.error is not None:
-        text += f" ({call.error.value})"
+        text += f" ({call.error})"
     if not call.args_valid:
         text += f", invalid: {'; '.join(call.arg_errors)}"
     return text

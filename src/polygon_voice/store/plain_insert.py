@@ -11,6 +11,7 @@ events do not see these inserts; PostgreSQL keeps the SQLAlchemy path.
 
 from __future__ import annotations
 
+import operator
 import sqlite3
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -78,13 +79,30 @@ def _bound(
     """The INSERT's text and each row's values in its column order, as SQLAlchemy binds them."""
     columns = tuple(rows[0])
     sql, processors = _plan(dialect, table, columns)
-    values: list[list[Any]] = []
-    for row in rows:
-        bound = [row[name] for name in columns]
-        for position, process in processors:
-            bound[position] = process(bound[position])
-        values.append(bound)
+    if len(columns) > 1:  # one C call a row; itemgetter of one name gives no tuple
+        in_order = operator.itemgetter(*columns)
+        values = [list(in_order(row)) for row in rows]
+    else:
+        values = [[row[name] for name in columns] for row in rows]
+    for position, process in processors:
+        _process_column(values, position, process)
     return sql, values
+
+
+_UNSEEN = object()
+
+
+def _process_column(values: list[list[Any]], position: int, process: Callable[[Any], Any]) -> None:
+    """Each row's value at `position` bound by `process`. The rows of a group share one
+    value there (the creation time, one object for all), which is bound once: binding a
+    time is a Python call that writes text, for every row."""
+    last: object = _UNSEEN
+    bound: Any = None
+    for row in values:
+        value = row[position]
+        if value is not last:
+            last, bound = value, process(value)
+        row[position] = bound
 
 
 def _plan(dialect: Dialect, table: sa.Table, columns: tuple[str, ...]) -> _Plan:

@@ -112,9 +112,13 @@ def speaker_of(name: str, speakers: Mapping[str, Speaker], where: str) -> Speake
 
 
 def unmapped(obj: Mapping[str, Any], mapped: Iterable[str]) -> dict[str, Any]:
-    """The fields of `obj` the parser did not map, kept as they are."""
-    skip = mapped if isinstance(mapped, (set, frozenset)) else set(mapped)
-    return {key: value for key, value in obj.items() if key not in skip}
+    """The fields of `obj` the parser did not map, kept as they are (in their order)."""
+    # A copy less the mapped keys: a parser keeps the rest of every message, and copying in
+    # C then dropping the few mapped keys costs half of testing each field in a comprehension.
+    kept = dict(obj)
+    for key in mapped:
+        kept.pop(key, None)
+    return kept
 
 
 def content_id(prefix: str, record: object) -> str:
