@@ -13,7 +13,11 @@ from hypothesis import strategies as st
 
 from polygon_voice.checks.facts import LONG_TURN_WORDS, CallFacts
 from polygon_voice.conversation.loops import _WORD, normalised_words, plain_words, reply_overlap
-from polygon_voice.conversation.repeats import REPEAT_REQUESTS, is_repeat_request
+from polygon_voice.conversation.repeats import (
+    REPEAT_REQUESTS,
+    is_repeat_request,
+    repeat_requests,
+)
 from polygon_voice.imports.base import ImportedCall, ImportedTurn
 from polygon_voice.imports.convert import to_conversation
 from polygon_voice.judge.base import JudgeInput
@@ -55,6 +59,13 @@ def plain_repeat_request(text: str) -> bool:
 @given(utterances())
 def test_a_repeat_request_is_read_as_its_definition_says(text: str) -> None:
     assert is_repeat_request(text) == plain_repeat_request(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(utterances() | st.sampled_from(["ok", "the order", "İ repeat", ""]), max_size=6))
+def test_the_turns_of_a_side_are_read_as_each_turn_alone(texts: list[str]) -> None:
+    # All at once when no turn holds a key word, else turn by turn: the same readings.
+    assert repeat_requests(texts) == [is_repeat_request(text) for text in texts]
 
 
 def test_repeat_requests_are_found_in_plain_text_and_at_word_edges_only() -> None:
@@ -198,9 +209,10 @@ def test_an_import_leaves_the_collector_as_it_found_it(tmp_path: Any) -> None:
     path.write_text('{"id": "c1", "messages": [{"role": "user", "content": "hi"}]}\n')
     store = Store(f"sqlite:///{tmp_path / 'a.db'}")
     try:
-        before = gc.get_freeze_count()
+        before, threshold = gc.get_freeze_count(), gc.get_threshold()
         import_calls(store, ImportOptions(paths=(str(path),), format_name="openai"))
         assert gc.get_freeze_count() == before
+        assert gc.get_threshold() == threshold  # the young generation's, raised, is restored
         gc.freeze()  # a process that froze its own heap keeps it frozen
         frozen = gc.get_freeze_count()
         import_calls(store, ImportOptions(paths=(str(path),), format_name="openai"))

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from polygon_voice.imports.formats import vapi
 from polygon_voice.imports.formats._vendor import MAX_ITEMS
@@ -196,3 +197,33 @@ def test_a_result_that_holds_an_error_is_a_failed_call(result: object, error: st
     call = vapi.parse(report)
     [tool_call] = [c for c in call.tool_calls if c.call_id == "call_9"]
     assert tool_call.error == error
+
+
+_TIMES = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(min_value=-5, max_value=10**6),
+    st.booleans(),
+    st.none(),
+    st.just("1.5"),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    start=_TIMES,
+    duration=_TIMES,
+    said=st.one_of(st.text(max_size=20), st.none(), st.integers()),
+    role=st.sampled_from(["user", "bot", "assistant"]),
+    more=st.dictionaries(st.sampled_from(["time", "endTime", "x"]), st.integers(), max_size=2),
+)
+def test_a_plain_turn_is_the_turn_the_checked_reading_makes(
+    start: object, duration: object, said: object, role: str, more: dict[str, Any]
+) -> None:
+    # The fast reading of a turn gives the same turn as `_turn`, or leaves it to `_turn`
+    # (which names what is wrong): never another turn, never a value `_turn` refuses.
+    message: dict[str, Any] = {"role": role, "message": said, **more}
+    message |= {"secondsFromStart": start, "duration": duration}
+    plain = vapi._plain_turn(dict(message), role)
+    if plain is None:
+        return
+    assert plain == vapi._turn(dict(message), "m[0]", role)

@@ -16,7 +16,7 @@ from polygon_voice.checks.facts import LONG_TURN_WORDS, CallFacts
 from polygon_voice.checks.phrases import phrases_in
 from polygon_voice.model import CallStatus, ConversationResult, EndReason, Speaker, ToolCall, Turn
 from polygon_voice.model.judgement import ConversationChecks, InvalidArgsCall, PhraseHit
-from polygon_voice.noise import caller_wer
+from polygon_voice.noise.wer import turns_wer
 
 _OUTCOMES = (CallStatus.COMPLETED, CallStatus.FAILED)
 
@@ -49,7 +49,7 @@ def check_conversation(
         long_agent_turns=sum(n > LONG_TURN_WORDS for n in facts.agent_words),
         response_delay_mean=round(fmean(delays), 3) if delays else None,
         response_delay_max=round(max(delays), 3) if delays else None,
-        wer=caller_wer(result),
+        wer=turns_wer(caller),  # caller_wer(result), of the caller turns already read
     )
 
 

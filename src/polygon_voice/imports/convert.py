@@ -127,37 +127,34 @@ def _turns(imported: list[ImportedTurn]) -> tuple[list[dict[str, Any]], bool]:
     turns: list[dict[str, Any]] = []
     clock = 0.0
     synthetic = False
+    before: ImportedTurn | None = None  # the turn before, which this one may have cut off
     for index, turn in enumerate(imported):
-        start = turn.start
+        start, end, text = turn.start, turn.end, turn.text
         if start is None:
             synthetic = True
             start = clock
-        end = turn.end
         if end is None or end < start:
             synthetic = synthetic or end is None
-            end = start + max(MIN_TURN, SECONDS_PER_WORD * len(turn.text.split()))
-        clock = max(clock, end + GAP)
+            end = start + max(MIN_TURN, SECONDS_PER_WORD * len(text.split()))
+        if end + GAP > clock:  # max(clock, end + GAP), without the call for every turn
+            clock = end + GAP
         turns.append(
             {
                 "index": index,
                 "speaker": _AGENT if turn.speaker == "agent" else _CALLER,
-                "text": turn.text,
-                "heard": turn.text,
+                "text": text,
+                "heard": text,
                 "start": start,
                 "end": end,
                 "interrupted": turn.interrupted,
-                "barge_in": _barge_in(imported, index),
+                # A turn that cut off the one before it (the other side's, marked interrupted).
+                "barge_in": False
+                if before is None
+                else before.interrupted and before.speaker != turn.speaker,
             }
         )
+        before = turn
     return turns, synthetic
-
-
-def _barge_in(turns: list[ImportedTurn], index: int) -> bool:
-    """A turn that cut off the one before it (the other side's turn marked interrupted)."""
-    if index == 0:
-        return False
-    before = turns[index - 1]
-    return before.interrupted and before.speaker != turns[index].speaker
 
 
 def _tool_calls(

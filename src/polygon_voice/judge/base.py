@@ -86,6 +86,23 @@ class RawScore:
     evidence_found: bool | None = None  # set by a judge that quotes (the LLM judge)
 
 
+def raw_score(
+    value: object,
+    evidence: str = "",
+    turn: int | None = None,
+    reason: str = "",
+    evidence_found: bool | None = None,
+) -> RawScore:
+    """`RawScore(value, evidence, turn, reason, evidence_found)`, the same record: the rules
+    and the evidence make a dozen or more a call, and the frozen class's own `__init__`
+    sets each field by a call of `object.__setattr__`; here they are set at once."""
+    score: RawScore = object.__new__(RawScore)
+    score.__dict__.update(
+        value=value, evidence=evidence, turn=turn, reason=reason, evidence_found=evidence_found
+    )
+    return score
+
+
 @dataclass(frozen=True)
 class JudgeRun:
     """One run of a judge: its raw scores and, for a model, what was sent and received."""
@@ -243,20 +260,21 @@ def _criterion_result(outcome: CriterionOutcome, raw: RawScore | None) -> Criter
     and a model judge's once read) are not validated again: that cost a good part of judging
     an imported call (model/trusted.py: nor is `model_construct`'s own Python paid); anything
     else goes through validation, which refuses it."""
-    evidence, turn = (raw.evidence, raw.turn) if raw else ("", None)
-    reason = raw.reason if raw else "not returned by the judge"
-    found = raw.evidence_found if raw else None
+    if raw is None:
+        evidence, turn, reason, found = "", None, "not returned by the judge", None
+    else:
+        evidence, turn, reason, found = raw.evidence, raw.turn, raw.reason, raw.evidence_found
     score = outcome.score
     plain = (
         type(evidence) is str
         and type(reason) is str
         and (turn is None or type(turn) is int)
         and (found is None or type(found) is bool)
-        and (score is None or type(score) in (int, float))
+        and (score is None or type(score) is float or type(score) is int)
         and outcome.status in _STATUSES
     )
     fields: dict[str, Any] = {
-        "score": score,
+        "score": score if score is None or not plain else float(score),  # as validation stores it
         "status": outcome.status,
         "evidence": evidence,
         "turn": turn,
@@ -265,7 +283,6 @@ def _criterion_result(outcome: CriterionOutcome, raw: RawScore | None) -> Criter
     }
     if not plain:
         return CriterionResult.model_validate(fields)
-    fields["score"] = None if score is None else float(score)  # as validation stores it
     return trusted(CriterionResult, fields)
 
 

@@ -133,6 +133,8 @@ _UNSCORED = CriterionOutcome(None, "unscored")
 _NOT_APPLICABLE = CriterionOutcome(None, "not_applicable")
 _MISSING = CriterionOutcome(float(MIN_SCORE), "missing")
 _ABSENT = object()
+# The outcome of each whole score, made once: the records are frozen, so one serves every call.
+_SCORED = {n: CriterionOutcome(float(n), "scored") for n in range(MIN_SCORE, MAX_SCORE + 1)}
 
 
 def _one_run(rubric: Rubric, run: Mapping[str, object]) -> dict[str, CriterionOutcome]:
@@ -147,8 +149,10 @@ def _one_run(rubric: Rubric, run: Mapping[str, object]) -> dict[str, CriterionOu
             out[criterion.id] = _NOT_APPLICABLE
         else:
             score = read_score(raw)
-            scored = _UNSCORED if score is None else CriterionOutcome(float(score), "scored")
-            out[criterion.id] = scored
+            if score is None:
+                out[criterion.id] = _UNSCORED
+            else:
+                out[criterion.id] = _SCORED.get(score) or CriterionOutcome(float(score), "scored")
     return out
 
 
@@ -164,7 +168,7 @@ def composite(rubric: Rubric, criteria: Mapping[str, CriterionOutcome]) -> Compo
     not_applicable: list[str] = []
     filled: dict[str, CriterionOutcome] = {}
     for criterion in rubric.criteria:
-        outcome = criteria.get(criterion.id, CriterionOutcome(float(MIN_SCORE), "missing"))
+        outcome = criteria.get(criterion.id, _MISSING)  # frozen: one record serves them all
         filled[criterion.id] = outcome
         if outcome.status == "not_applicable":
             not_applicable.append(criterion.id)

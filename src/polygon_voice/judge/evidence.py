@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from polygon_voice.checks.facts import LONG_TURN_WORDS
-from polygon_voice.judge.base import JudgeInput, RawScore
+from polygon_voice.judge.base import JudgeInput, RawScore, raw_score
 from polygon_voice.judge.composite import NotApplicable
 from polygon_voice.model import CallStatus, ConversationResult, Speaker, ToolCall, Turn
 
@@ -49,7 +49,7 @@ def quote_turn(given: JudgeInput, index: int | None) -> str:
 
 def scored(given: JudgeInput, value: int, turn: int | None, reason: str) -> RawScore:
     """A rule's result, its evidence quoted from the turn it relied on."""
-    return RawScore(clamp(value), quote_turn(given, turn), turn, reason)
+    return raw_score(clamp(value), quote_turn(given, turn), turn, reason)
 
 
 def last_agent_turn(result: ConversationResult) -> int | None:
@@ -115,7 +115,7 @@ def criterion_evidence(criterion: str, given: JudgeInput, raw: RawScore) -> RawS
     if reader is None or raw.value is None or isinstance(raw.value, NotApplicable):
         return raw
     evidence, turn = reader(given, raw)
-    return RawScore(raw.value, evidence, turn, raw.reason, raw.evidence_found)
+    return raw_score(raw.value, evidence, turn, raw.reason, raw.evidence_found)
 
 
 def _flagged(raw: RawScore) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -145,3 +146,17 @@ class ConversationResult(_Record):
         default_factory=dict, description="final state of every record the call wrote"
     )
     trace: list[TraceEntry]
+
+
+def _value_read_in_c(*kinds: type[StrEnum]) -> None:
+    """Each member's `.value` read by a C property of the same attribute (`_value_`).
+
+    pydantic reads `.value` of every enum member it writes as JSON (a stored call's turns,
+    tool calls and their history: dozens a call), and Enum's own `value` is a Python
+    property calling a Python function. The value read is the same object."""
+    read = property(operator.attrgetter("_value_"), doc="The member's value.")
+    for kind in kinds:
+        setattr(kind, "value", read)  # noqa: B010 (mypy keeps the enum's own typing)
+
+
+_value_read_in_c(Speaker, CallStatus, EndReason, ToolErrorKind, FaultKind)

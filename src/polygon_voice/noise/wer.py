@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from polygon_voice.model import ConversationResult, Speaker
+from polygon_voice.model import ConversationResult, Speaker, Turn
 
 DECIMALS = 4
 _NOT_A_WORD = re.compile(r"[^\w\s]+")
@@ -37,7 +37,12 @@ def word_error_rate(said: Sequence[str], heard: Sequence[str]) -> float:
 
 def caller_wer(result: ConversationResult) -> float | None:
     """The WER of all caller turns of a conversation, said vs heard; None without caller turns."""
-    turns = [turn for turn in result.turns if turn.speaker is Speaker.CALLER]
+    return turns_wer([turn for turn in result.turns if turn.speaker is Speaker.CALLER])
+
+
+def turns_wer(turns: Sequence[Turn]) -> float | None:
+    """The WER of these turns, said vs heard; None without any (`caller_wer` of a call whose
+    caller turns were already picked out: the conversation checks have them)."""
     if not turns:
         return None
     return word_error_rate([t.text for t in turns], [t.heard for t in turns])

@@ -27,6 +27,7 @@ from polygon_voice.imports.base import (
     join_path,
     json_args,
     json_result,
+    loads,
     show,
     timestamp,
 )
@@ -210,9 +211,15 @@ class ToolJoin:
     ) -> ImportedToolCall:
         """`result` for a source item that names the call's id, the tool and the result under
         these keys (a missing tool name is `unknown`: the id is what joins the result)."""
-        call_id = identifier(item.get(id_key), join_path(where, id_key))
-        tool = text(item.get(name_key), join_path(where, name_key)) or "unknown"
-        return self.result(call_id, tool, item.get(result_key), where, after_turn=after_turn)
+        call_id, tool = item.get(id_key), item.get(name_key)
+        # Plain values are taken as they are; a field's path is made only to name an error.
+        if type(call_id) is not str or not call_id:
+            call_id = identifier(call_id, join_path(where, id_key))
+        if type(tool) is not str:
+            tool = text(tool, join_path(where, name_key))
+        return self.result(
+            call_id, tool or "unknown", item.get(result_key), where, after_turn=after_turn
+        )
 
     def finished(self) -> list[ImportedToolCall]:
         for tool_call in self.calls:
@@ -234,11 +241,22 @@ def named_arguments(
     item: dict[str, Any], where: str, name_key: str, args_key: str
 ) -> tuple[str, dict[str, Any]]:
     """A tool call's (tool, arguments), for a source that nests them apart from the call's id
-    (Vapi's `function`)."""
-    return (
-        identifier(item.get(name_key), join_path(where, name_key)),
-        json_args(item.get(args_key), join_path(where, args_key)),
-    )
+    (Vapi's `function`). A plain name and arguments (a dict, or JSON text of one) are read
+    without putting a field's path together: that is done only to name an error."""
+    name = item.get(name_key)
+    if type(name) is not str or not name:
+        name = identifier(name, join_path(where, name_key))
+    args = item.get(args_key)
+    if type(args) is dict:
+        return name, args
+    if type(args) is str and args:
+        try:
+            parsed = loads(args)
+        except (ValueError, RecursionError):
+            parsed = None  # json_args names the field and says why
+        if type(parsed) is dict:
+            return name, parsed
+    return name, json_args(args, join_path(where, args_key))
 
 
 def mark_overlaps(turns: list[ImportedTurn]) -> None:

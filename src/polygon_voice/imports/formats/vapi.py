@@ -9,6 +9,7 @@ epoch milliseconds.
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from typing import Any, TypeGuard
 
@@ -16,6 +17,7 @@ from polygon_voice.imports.base import (
     ImportedCall,
     ImportedToolCall,
     ImportedTurn,
+    Speaker,
     check_counts,
     join_path,
     seconds_at,
@@ -27,6 +29,7 @@ from polygon_voice.imports.formats._vendor import (
     ToolJoin,
     as_object,
     identifier,
+    item_list,
     last_turn,
     mark_overlaps,
     named_arguments,
@@ -67,8 +70,12 @@ def parse(record: object) -> ImportedCall:
     artifact = as_object(report.get("artifact"), artifact_path)
     history = _History()
     messages_path = join_path(artifact_path, "messages")
-    for where, message in objects(artifact.get("messages"), messages_path):
-        history.add(message, where)
+    for index, message in enumerate(item_list(artifact.get("messages"), messages_path)):
+        # A message's path is put together only when something in it needs naming.
+        if type(message) is dict:
+            history.add(message, messages_path, index)
+        else:
+            as_object(message, f"{messages_path}[{index}]")
     mark_overlaps(history.turns)
     metadata = unmapped(report, ["artifact"])
     metadata["artifact"] = unmapped(artifact, ["messages"])
@@ -157,13 +164,17 @@ class _History:
         self.system: list[dict[str, Any]] = []
         self.other: list[dict[str, Any]] = []
 
-    def add(self, message: dict[str, Any], where: str) -> None:
+    def add(self, message: dict[str, Any], base: str, index: int) -> None:
+        """The message at `base[index]`: a turn, a tool call or result, or a message kept."""
         role = message.get("role")
-        if type(role) is not str:  # the path is put together only for an error
+        if type(role) is str and role in SPEAKERS:  # most messages: a turn, plain at that
+            turn = _plain_turn(message, role)
+            self.turns.append(turn or _turn(message, f"{base}[{index}]", role))
+            return
+        where = f"{base}[{index}]"
+        if type(role) is not str:
             role = required_text(role, join_path(where, "role"))
-        if role in SPEAKERS:
-            self.turns.append(_turn(message, where, role))
-        elif role == "tool_calls":
+        if role == "tool_calls":
             self._tool_calls(message, where)
         elif role == "tool_call_result":
             self._tool_result(message, where)
@@ -176,8 +187,9 @@ class _History:
         start = seconds_at(message, "secondsFromStart", where)
         shared = unmapped(message, _TOOL_CALLS_FIELDS)
         calls_path = join_path(where, "toolCalls")
+        after_turn = last_turn(self.turns)
         for call_where, call in objects(message.get("toolCalls"), calls_path):
-            function_path = join_path(call_where, "function")
+            function_path = f"{call_where}.function"  # join_path under a path never empty
             function = call.get("function")
             if type(function) is not dict:
                 function = as_object(function, function_path)
@@ -186,13 +198,16 @@ class _History:
             if shared:
                 extra["message"] = shared
             tool, args = named_arguments(function, function_path, "name", "arguments")
+            call_id = call.get("id")
+            if type(call_id) is not str or not call_id:  # the path is made only for an error
+                call_id = identifier(call_id, join_path(call_where, "id"))
             self.tools.call(
                 ImportedToolCall(
-                    call_id=identifier(call.get("id"), join_path(call_where, "id")),
+                    call_id=call_id,
                     tool=tool,
                     args=args,
                     start=start,
-                    after_turn=last_turn(self.turns),
+                    after_turn=after_turn,
                     extra=extra,
                 ),
                 call_where,
@@ -210,6 +225,32 @@ class _History:
         kept = unmapped(message, _RESULT_FIELDS)
         if kept:
             tool_call.extra["result_message"] = kept
+
+
+def _plain_turn(message: dict[str, Any], role: str) -> ImportedTurn | None:
+    """`_turn` of a message whose start, duration and text have their plain types, as most
+    have: the same turn, without the checks that name a field; None for any other message
+    (read by `_turn`, which names what is wrong)."""
+    start, length = message.get("secondsFromStart"), message.get("duration")
+    said = message.get("message")
+    if not (
+        (type(start) is float or type(start) is int)
+        and (type(length) is float or type(length) is int)
+        and type(said) is str
+        and 0 <= start < _INFINITY  # a bool is neither number; NaN fails the range
+        and 0 <= length < _INFINITY
+    ):
+        return None
+    extra = dict(message)  # `unmapped(message, _TURN_FIELDS)`, its three keys dropped
+    del extra["role"], extra["message"], extra["secondsFromStart"]
+    if role == "assistant":
+        extra["role"] = role
+    speaker: Speaker = "caller" if SPEAKERS[role] == "caller" else "agent"
+    begin = float(start)
+    return ImportedTurn(speaker, said, begin, begin + length / 1000.0, False, extra)
+
+
+_INFINITY = math.inf
 
 
 def _turn(message: dict[str, Any], where: str, role: str) -> ImportedTurn:
