@@ -21,25 +21,25 @@ MARGIN = 0.05
 # met; the target itself where it is.
 FLOORS = {
     "heldout": {
-        ("contradiction", "precision"): 0.76 - MARGIN,  # target 0.85: not met
-        ("contradiction", "recall"): 0.50 - MARGIN,  # target 0.6: not met (27 of 54 flaws)
-        ("redundancy", "precision"): 0.85,  # target met: 0.86
-        ("redundancy", "recall"): 0.6,  # target met: 0.62 (24 of 39 flaws)
+        ("contradiction", "precision"): 0.69 - MARGIN,  # target 0.85: not met (31 of 45)
+        ("contradiction", "recall"): 0.56 - MARGIN,  # target 0.6: not met (30 of 54 flaws)
+        ("redundancy", "precision"): 0.85,  # target met: 0.87
+        ("redundancy", "recall"): 0.6,  # target met: 0.67 (26 of 39 flaws)
     },
     "fresh": {
-        ("contradiction", "precision"): 0.78 - MARGIN,  # target 0.85: not met (7 of 9)
-        ("contradiction", "recall"): 0.16 - MARGIN,  # target 0.6: not met (7 of 44 flaws)
-        ("redundancy", "precision"): 0.85,  # target met: 1.00 (10 of 10)
-        ("redundancy", "recall"): 0.36 - MARGIN,  # target 0.6: not met (10 of 28 flaws)
+        ("contradiction", "precision"): 0.63 - MARGIN,  # target 0.85: not met (19 of 30)
+        ("contradiction", "recall"): 0.41 - MARGIN,  # target 0.6: not met (18 of 44 flaws)
+        ("redundancy", "precision"): 0.80 - MARGIN,  # target 0.85: not met (16 of 20)
+        ("redundancy", "recall"): 0.57 - MARGIN,  # target 0.6: not met (16 of 28 flaws)
     },
 }
-# False-positive findings on clean prompts, contradiction and redundancy only: none on
-# heldout's 8, one contradiction finding on fresh's 8.
-CLEAN_FP_CEILING = {"heldout": 0.0 + MARGIN, "fresh": 1 / 8 + 0.01}
+# False-positive findings on clean prompts, contradiction and redundancy only: one on
+# heldout's 8, two on fresh's 8 (all contradiction).
+CLEAN_FP_CEILING = {"heldout": 1 / 8 + 0.01, "fresh": 2 / 8 + 0.01}
 # All axes, at the default confidence cut (the target is 0.1 per clean prompt: not met on
-# either, one finding on each part's 8: an ambiguity one on heldout, the contradiction on
-# fresh). One finding more fails either.
-CLEAN_FP_ALL_AXES_CEILING = {"heldout": 1 / 8 + 0.01, "fresh": 1 / 8 + 0.01}
+# either; two findings on each part's 8: a contradiction and an ambiguity one on heldout,
+# the two contradiction ones on fresh). One finding more fails either.
+CLEAN_FP_ALL_AXES_CEILING = {"heldout": 2 / 8 + 0.01, "fresh": 2 / 8 + 0.01}
 
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))

@@ -18,28 +18,29 @@ DEFAULT_MIN_CONFIDENCE = 0.5
 # Kinds not listed (a new rule before it is measured) are reported: said, not hidden.
 UNMEASURED = 1.0
 CONFIDENCE: dict[str, float] = {
-    # tier 1 (dev, 100 prompts: right / marked -> (right + 1) / (marked + 2), floored)
+    # tier 1 (dev, 260 prompts: right / marked -> (right + 1) / (marked + 2), floored)
     "too-many-rules": UNMEASURED,  # a count, not a guess: reported (see the note above)
-    "stacked-rules": 0.9,  # 12 / 12
-    "buried-key-rule": 0.25,  # 1 / 6
-    "scattered-topic": 0.05,  # 2 / 48
+    "stacked-rules": 0.85,  # 12 / 13
+    "buried-key-rule": 0.25,  # 2 / 10
+    "scattered-topic": 0.05,  # 3 / 65
     "opposite-directives": 0.65,  # 1 / 1
-    "reworded-directives": 0.9,  # 18 / 19
-    "modal-weakening": 0.85,  # 14 / 15
+    "reworded-directives": 0.9,  # 55 / 60
+    "modal-weakening": 0.85,  # 45 / 51
     "conditional-conflict": 0.7,  # 6 / 8
-    "conflicting-numbers": 0.7,  # 10 / 13
-    "brevity-vs-detail": 0.9,  # 14 / 14
-    "free-vs-price": 0.8,  # 3 / 3
-    "vague-wording": 0.7,  # 19 / 26
-    "near-duplicate": 0.85,  # 29 / 32
-    "paraphrase-rule": 0.9,  # 30 / 32
-    # tier 2
-    "jargon": 0.05,  # 5 / 70
-    "unusual-phrasing": 0.2,  # 0 / 3
+    "conflicting-numbers": 0.7,  # 31 / 42
+    "brevity-vs-detail": 0.95,  # 36 / 36
+    "free-vs-price": 0.75,  # 8 / 10
+    "vague-wording": 0.8,  # 51 / 63
+    "unclear-reference": 0.65,  # 10 / 14
+    "near-duplicate": 0.9,  # 65 / 71
+    "paraphrase-rule": 0.9,  # 63 / 68
+    # tier 2 (the same 260 prompts)
+    "jargon": 0.05,  # 7 / 218
+    "unusual-phrasing": 0.05,  # 0 / 21
     "surprising-word": 0.05,  # a logprobs endpoint: not measured on the corpus; as jargon
-    # tier 3
-    "paraphrase": 0.4,  # 3 / 7
-    "scattered-cluster": 0.1,  # 0 / 7
+    # tier 3 (the same 260 prompts)
+    "paraphrase": 0.3,  # 7 / 24
+    "scattered-cluster": 0.05,  # 0 / 9
     "contradiction-candidate": 0.3,  # not measured: below the cut, a candidate for the judge
     # tier 4: the judge's own findings, quoted from the prompt (not measured)
     "judge": UNMEASURED,

@@ -63,7 +63,9 @@ DUPLICATE_SHARE = 0.6  # cross-validated on two halves of dev: precision up on b
 DUPLICATE_OBJECTS = 2
 DUPLICATE_WIDER = 0.4
 DUPLICATE_SHARED_NO_ACTION = 4
-DUPLICATE_SHARE_NO_ACTION = 0.8
+DUPLICATE_SHARE_NO_ACTION = 0.7
+# Two statements (no order in either): more words in common still.
+STATEMENT_SHARED = 5
 # Different numbers for one thing conflict on one subject: this many other topic words
 # in common (fitted on dev: 1 flagged days in unrelated rules of the same prompt).
 NUMBER_CONTEXT = 2
@@ -78,6 +80,11 @@ COMMON_WORD = 40
 # Any one action forbidden without exception against a rule asking for it: on this many
 # things in common besides the verb (one made most of its false findings on dev).
 CONDITIONAL_OBJECTS = 2
+
+
+# A judgement call ("if it seems fair") loosens the rule said just before it: within this
+# many sentences, on one word in common.
+DISCRETION_REACH = 1
 
 
 def _share(a: frozenset[str], b: frozenset[str]) -> tuple[int, float]:
@@ -100,34 +107,51 @@ def _candidates(units: list[Clause]) -> Iterator[tuple[Clause, Clause]]:
                 yield units[i], unit
 
 
+def _acted_on(unit: Clause) -> frozenset[str]:
+    """What the rule's main clause acts on: its topic without the case it names and its
+    verbs; the case's words when the main clause names nothing ("if a caller needs a new
+    bin, order *it*")."""
+    things = unit.topic - unit.actions
+    return (things - unit.condition) or things
+
+
+def _judgement_pairs(units: list[Clause]) -> Iterator[tuple[Clause, Clause]]:
+    """Each clause left to the agent's judgement with the clauses just before it: it may
+    name what it loosens in another word ("pack the glass" / "let them wrap it
+    themselves"), sharing no topic word the index would find it by."""
+    for j, unit in enumerate(units):
+        if not unit.discretion:
+            continue
+        for first in reversed(units[max(0, j - 8) : j]):
+            if not _next_to(first, unit):
+                break
+            if first.sentence is not unit.sentence:
+                yield first, unit
+
+
 def _opposed(a: Clause, b: Clause) -> str | None:
     """The kind of conflict between two instruction clauses, or None."""
-    if not (a.instruction and b.instruction) or a.describes_callers or b.describes_callers:
-        return None
-    if a.describes_tool or b.describes_tool:
+    if a.describes_callers or b.describes_callers or a.describes_tool or b.describes_tool:
         return None
     if a.sentence is b.sentence:
         # "Never book surgery by phone; book a consultation first": one sentence that says
         # a rule and its way out is a deliberate contrast, not a slip.
         return None
+    polarities = {a.polarity, b.polarity}
+    if "weak" in polarities and len(polarities) == 2:
+        return "modal-weakening" if _weakens(a, b) else None
+    if not (a.instruction and b.instruction):
+        return None
     # By stems: the dictionary lacks many inflected forms ("primatelja", "preusmjeravaj"),
     # and one form in each rule is one word all the same. Without the reasons given: two
     # rules on one thing are opposite whatever each says of why.
     shared, share = _share(a.rule_stems, b.rule_stems)
-    polarities = {a.polarity, b.polarity}
-    if polarities == {"pos", "weak"}:
-        # "Only if the caller asks" weakens a "must": an exception is the weakening here.
-        firm = a if a.polarity == "pos" else b
-        weak = b if firm is a else a
-        # By word families: a "must" and its weakening often name one thing in two word
-        # forms ("rezervacije" / "rezervaciji", "provjeriti" / "provjera").
-        shared, share = _shared_forms(firm, weak)
-        if firm.strong and shared >= OPPOSITE_SHARED and share >= WEAKENED_SHARE:
-            return "modal-weakening"
-        return None
     if (a.exception or b.exception) and not (_always_without(a, b) or _named_without(a, b)):
         return None
     objects = len((a.topic & b.topic) - a.actions - b.actions)
+    # What both rules act on, not only the case one of them names ("when the caller asks
+    # about a debt under 100 euros, offer to pay in full" / "never grant a debt write-off").
+    acted_on = len(_acted_on(a) & _acted_on(b))
     # Two words on one thing, not only the same verb: "ask which items" and "customers
     # ask about orders" are not about one rule.
     about_one_thing = objects >= 1 and shared >= OPPOSITE_SHARED
@@ -138,7 +162,7 @@ def _opposed(a: Clause, b: Clause) -> str | None:
         positive = b if negative is a else a
         if positive.restricted:
             return None  # "read only the last four digits" agrees with "never read the number"
-        if about_one_thing and not other_actions and share >= OPPOSITE_SHARE:
+        if about_one_thing and acted_on and not other_actions and share >= OPPOSITE_SHARE:
             if _cases_overlap(positive, negative):
                 return "reworded-directives"
             return None
@@ -155,6 +179,39 @@ def _opposed(a: Clause, b: Clause) -> str | None:
     return None
 
 
+def _weakens(a: Clause, b: Clause) -> bool:
+    """Whether one of two clauses makes optional what the other requires or forbids.
+
+    "Only if the caller asks" weakens a "must": an exception is the weakening here. A
+    prohibition is weakened only by a permission left to the agent's judgement ("never book
+    pets into cabins" / "you may allow a small dog if it seems reasonable"): "you do not
+    have to" agrees with it. A rule holding in every case ("grundsätzlich", "any") is firm
+    as a "must" is."""
+    weak = a if a.polarity == "weak" else b
+    firm = b if weak is a else a
+    # A policy said as a statement ("tickets are not exchanged, as a rule") is loosened by
+    # a judgement call as much as an order is.
+    if not (firm.instruction or (weak.discretion and firm.universal)):
+        return False
+    if firm.polarity == "neg" and not weak.discretion:
+        return False
+    if not (firm.strong or (weak.discretion and (firm.universal or firm.polarity == "neg"))):
+        return False
+    # By word families: a "must" and its weakening often name one thing in two word
+    # forms ("rezervacije" / "rezervaciji", "provjeriti" / "provjera").
+    shared, share = _shared_forms(firm, weak)
+    if shared >= OPPOSITE_SHARED and share >= WEAKENED_SHARE:
+        return True
+    # A judgement call right after the rule it loosens points back to it ("Damage must be
+    # reported within seven days. If a customer calls later, you may still accept the claim
+    # if it seems fair."): one word of the rule in common is enough there.
+    return weak.discretion and _next_to(firm, weak) and shared >= 1
+
+
+def _next_to(first: Clause, later: Clause) -> bool:
+    return 0 <= later.sentence.index - first.sentence.index <= DISCRETION_REACH
+
+
 def _always_without(a: Clause, b: Clause) -> bool:
     """A prohibition excepted only by a "without" against a rule that holds always: they
     meet where the "without" is missing ("never redirect a parcel without consent" /
@@ -163,7 +220,8 @@ def _always_without(a: Clause, b: Clause) -> bool:
     return (
         {a.polarity, b.polarity} == {"pos", "neg"}
         and negative.only_without
-        and positive.strong
+        # "Always book ..." or "book *any* animal": it holds in every case.
+        and (positive.strong or positive.universal)
         and not positive.exception
         # "Children must be with an adult" names what the other is not done without.
         and not _supplies_without(negative, positive)
@@ -183,6 +241,10 @@ def _weakened(weak: Clause) -> frozenset[str]:
     """What a weakening makes optional: its topic without the case it names ("you may skip
     the reminder *if the caller is in a hurry*"). Not when the weakening is that case
     itself ("only if the stock ran out"): then the case is what the rule is about."""
+    if weak.discretion:
+        # "..., if it seems to you that the caller is struggling": the judgement's case.
+        kept = weak.topic - weak.condition - weak.judged
+        return frozenset(stem_of(w) for w in kept) or weak.stems
     if weak.exception or not weak.conditional:
         return weak.stems
     return frozenset(stem_of(w) for w in weak.topic - weak.condition) or weak.stems
@@ -220,8 +282,13 @@ def _cases_overlap(positive: Clause, negative: Clause) -> bool:
         return True
     # Two plain rules on one thing in nearly the same words are one case ("Tell callers
     # the rough price on the phone" / "Do not tell callers the rough price on the phone").
-    shared, share = _share(positive.topic, negative.topic)
+    # By stems, as the rules are compared ("prijavu" / "prijavljuju").
+    shared, share = _share(positive.rule_stems, negative.rule_stems)
     if shared >= SAME_RULE_SHARED and share >= SAME_RULE_SHARE:
+        return True
+    # A prohibition of the whole of what a rule asks for: "Recommend the cheapest tariff" /
+    # "Do not recommend a tariff" (all the prohibition names is in the rule).
+    if shared >= OPPOSITE_SHARED and negative.rule_stems <= positive.rule_stems:
         return True
     # Else one of them must hold in every case: "always offer ..." or "never ... any".
     return positive.strong or negative.universal or not REWORDED_NEEDS_ALL_CASES
@@ -311,9 +378,25 @@ def _repeated(a: Clause, b: Clause) -> bool:
     # Said again whole: all of the shorter rule's words ("Take one booking per caller per
     # call" / "Remember: one booking per caller per call").
     whole = shared >= DUPLICATE_SHARED and share == 1.0 and a.orders and b.orders
-    return both_rules and (
-        whole or (shared >= DUPLICATE_SHARED_NO_ACTION and share >= DUPLICATE_SHARE_NO_ACTION)
+    if both_rules:
+        return whole or (
+            shared >= DUPLICATE_SHARED_NO_ACTION and share >= DUPLICATE_SHARE_NO_ACTION
+        )
+    # A policy stated twice in nearly the same words ("Late patients are moved to another
+    # time" / "A patient who is late is moved to another time"): a statement repeated is
+    # a rule repeated, when it says nearly all of it again.
+    return (
+        not (a.instruction or b.instruction)
+        and _said(a)
+        and _said(b)
+        and shared >= STATEMENT_SHARED
+        and share >= DUPLICATE_SHARE_NO_ACTION
     )
+
+
+def _said(unit: Clause) -> bool:
+    """A statement made as a sentence, not a title ("Dienstanweisung Kartenservice — ...")."""
+    return unit.sentence.text.rstrip().endswith((".", "!", ";", ":"))
 
 
 def _narrows(firm: Clause, other: Clause) -> bool:
@@ -357,7 +440,7 @@ def contradictions(
     units = clauses(prompt, lex) if units is None else units
     taken = _Taken(prompt, earlier, "contradiction")
     findings = []
-    for first, later in _candidates(units):
+    for first, later in itertools.chain(_candidates(units), _judgement_pairs(units)):
         span = (later.start, later.end)
         if not taken.free(span):
             continue
@@ -383,7 +466,8 @@ def _free_and_priced(
     for unit in units:
         is_free = lex.free.search(unit.text) is not None
         is_priced = not is_free and _has_price(unit, lex)
-        if not (is_free or is_priced) or unit.polarity == "neg":
+        # "Costs nothing" is negated and says free; another negation denies, it prices nothing.
+        if not (is_free or is_priced) or (unit.polarity == "neg" and not is_free):
             continue
         span = (unit.start, unit.end)
         others = priced if is_free else free

@@ -18,6 +18,7 @@ from polygon_voice.lint.logprobs import (
 )
 from polygon_voice.lint.logprobs import surprisal as surprisal_in_context
 from polygon_voice.lint.model import TIER_NAMES, Finding, LintReport, TierSkip, score_axes
+from polygon_voice.lint.references import unclear_references
 from polygon_voice.lint.surprisal import surprisal, unavailable
 from polygon_voice.lint.text import Prompt, detect_language
 from polygon_voice.lint.topics import (
@@ -100,6 +101,7 @@ def lint(
         *rules.diluted(prompt, found, conflicts.same_subject(lexicon(lang))),
         *pairs.contradictions(prompt, found, conflicts.cases_meet(lex)),
         *rules.vague(prompt, lists, instructions),
+        *unclear_references(prompt, lists),
         *pairs.duplicates(prompt, lists),
     ]
     # The same pairs compared by lemmas and synonyms: what exact words miss.

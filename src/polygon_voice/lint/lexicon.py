@@ -12,11 +12,35 @@ LANGUAGES = ("en", "de", "hr", "ru")
 
 
 @dataclass(frozen=True)
+class VagueReadings:
+    """The vague words whose reading depends on where they stand (lint/vague.py)."""
+
+    language: str
+    cases: re.Pattern[str]  # "if needed": vague in an order, exact when a condition follows
+    judgement: re.Pattern[str]  # "appropriate": vague in an order, not "the relevant form"
+    particular: re.Pattern[str]  # "bestimmt": "a particular X" in the singular
+    attempt: re.Pattern[str]  # "try": a verb, not the noun, not forbidden
+    parenthetical: re.Pattern[str]  # hedges only when set off by commas
+    precise: re.Pattern[str]  # set phrases holding a vague word ("as soon as")
+    bounds: re.Pattern[str]  # "within", "höchstens": before a number, the word is made exact
+    opens_case: re.Pattern[str]  # "if", "wenn", "ako", "если"
+    impressions: re.Pattern[str]  # "seems", "wirkt", "djeluje", "кажется"
+    complements: re.Pattern[str]  # "that", "dass", "da", "что": reported content follows
+    definite: re.Pattern[str]  # "the", "der": "the relevant form" picks one out
+    determiners: re.Pattern[str]  # "the next", "novi": "attempt" is then the noun
+    sequence: re.Pattern[str]  # "then", "dann": before an order's verb
+    permissions: re.Pattern[str]  # "may", "darf": a permission, no order
+    pairs: re.Pattern[str]  # "and", "or": two things named
+    pronouns: re.Pattern[str]  # "it", "ihn", "ga": one thing referred to
+
+
+@dataclass(frozen=True)
 class WordLists:
     """One language's lists: phrases as patterns, single words as sets."""
 
     vague: re.Pattern[str]
     vague_in_rules: re.Pattern[str]
+    vague_readings: VagueReadings
     key: re.Pattern[str]
     strong: re.Pattern[str]
     negative: re.Pattern[str]
@@ -44,9 +68,36 @@ def word_lists(language: str) -> WordLists:
     return WordLists(
         vague=_pattern(lists["vague"]),
         vague_in_rules=_pattern(lists["vague_in_rules"]),
+        vague_readings=_readings(language, lists),
         key=_pattern(lists["key"]),
         strong=_pattern(lists["strong"]),
         negative=_pattern(lists["negative"]),
         imperative=frozenset(lists["imperative"]),
         stop=frozenset(lists["stop"]),
+    )
+
+
+def _readings(language: str, lists: dict[str, list[str]]) -> VagueReadings:
+    def pattern(key: str) -> re.Pattern[str]:
+        # An empty list must match nothing (an empty pattern would match everywhere).
+        return _pattern(lists[key]) if lists[key] else re.compile(r"(?!)")
+
+    return VagueReadings(
+        language=language,
+        cases=pattern("vague_cases"),
+        judgement=pattern("vague_judgement"),
+        particular=pattern("vague_particular"),
+        attempt=pattern("vague_attempt"),
+        parenthetical=pattern("vague_parenthetical"),
+        precise=pattern("precise"),
+        bounds=pattern("bounds"),
+        opens_case=pattern("cases"),
+        impressions=pattern("impressions"),
+        complements=pattern("complements"),
+        definite=pattern("definite"),
+        determiners=pattern("determiners"),
+        sequence=pattern("sequence"),
+        permissions=pattern("permissions"),
+        pairs=pattern("pairs"),
+        pronouns=pattern("pronouns"),
     )

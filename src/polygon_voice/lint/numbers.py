@@ -118,7 +118,51 @@ def numbers_in(text: str, lex: Lexicon) -> list[tuple[int, int, int]]:
             value, end, k = value * nxt, words[k + 1].end(), k + 1
         found.append((value, start, end))
         k += 1
+    found.extend(_implied_ones(text, words, lex))
     return sorted(found, key=lambda item: item[1])
+
+
+# A span of one unit said without a number after a bound: en "within an hour", "in a
+# week"; ru "в течение часа", "за сутки", "через неделю"; hr "u roku od sat vremena",
+# "unutar tjedan dana". The one is placed before the unit, which it counts.
+_IMPLIED_ONE_BEFORE = {
+    "en": re.compile(
+        r"(?<!\w)(?:within|in|up to|at least|at most|no later than|under|over|less than"
+        r"|more than|after|for)\s+an?\s+$",
+        re.IGNORECASE,
+    ),
+    "ru": re.compile(
+        r"(?<!\w)(?:в течение|за|через|в пределах|не позднее чем за|не позже чем за"
+        r"|не раньше чем за|не менее чем за)\s+$",
+        re.IGNORECASE,
+    ),
+    "hr": re.compile(r"(?<!\w)(?:u roku od|unutar|za|nakon|najkasnije za)\s+$", re.IGNORECASE),
+}
+# Croatian says one unit of time with a word after it: "sat vremena", "tjedan dana".
+_HR_UNIT_OF = frozenset({"vremena", "dana"})
+
+
+def _implied_ones(
+    text: str, words: list[re.Match[str]], lex: Lexicon
+) -> list[tuple[int, int, int]]:
+    before = _IMPLIED_ONE_BEFORE.get(lex.language)
+    if before is None:
+        return []
+    found = []
+    for k, word in enumerate(words):
+        if (
+            lex.lemma(word.group()) not in lex.durations
+            and word.group().lower() not in lex.durations
+        ):
+            continue
+        if not before.search(text[max(0, word.start() - 30) : word.start()]):
+            continue
+        if lex.language == "hr":
+            following = words[k + 1].group().lower() if k + 1 < len(words) else ""
+            if following not in _HR_UNIT_OF:
+                continue
+        found.append((1, word.start(), word.start()))
+    return found
 
 
 def _counts_one(text: str, words: list[re.Match[str]], k: int, lex: Lexicon) -> bool:

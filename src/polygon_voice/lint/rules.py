@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import bisect
 import itertools
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from polygon_voice.lint.lexicon import WordLists
 from polygon_voice.lint.model import Finding
 from polygon_voice.lint.text import Prompt, Sentence
+from polygon_voice.lint.vague import vague as vague  # its own module; called as rules.vague
 
 # Overload: a voice agent follows about ten simultaneous rules well; past that, each further
 # one costs. CONSTRAINT_SPAN more rules take the axis from 0 to 1.
@@ -25,7 +24,6 @@ W_BURIED = 0.3
 SCATTER_GAP = 0.4  # same-topic rules further apart than this share of the prompt
 W_SCATTERED = 0.15
 PAIR_WORDS = 40  # topic words past which a rule's word pairs are too many to table
-W_VAGUE = 0.1
 
 
 @dataclass(frozen=True)
@@ -201,61 +199,3 @@ def _first_sharing_two(rules: list[Rule]) -> list[tuple[int, int]]:
         if hits:
             found.append((j, min(hits)))
     return found
-
-
-# Quoted text is a name or a citation, not the prompt's own wording: the tariff "Heating
-# on demand", the slogan «Always the right choice». Straight double quotes, German „…“,
-# English “…”, guillemets either way; a quote never runs past its line.
-_QUOTED = re.compile(r'`[^`\n]*`|"[^"\n]*"|„[^“”\n]*[“”]|“[^”\n]*”|«[^»\n]*»|»[^«\n]*«')
-# "the kind of room", "what sort of card": a kind, not a hedge ("kind of late").
-_KIND_OF = re.compile(r"(?:the|a|what|which|this|that|any|every)\s+$", re.IGNORECASE)
-
-
-def vague(
-    prompt: Prompt, lists: WordLists, orders: list[tuple[int, int]] | None = None
-) -> list[Finding]:
-    """Words from the language's vague-wording lexicon, outside code and quotes; words of
-    how often ("usually") only inside `orders`, the sorted (start, end) of the parts that
-    give orders (everywhere when None)."""
-    findings = []
-    code = [m.span() for m in _QUOTED.finditer(prompt.text)]
-    code_starts = [a for a, _ in code]
-    order_starts = [a for a, _ in orders or []]
-
-    def in_order(offset: int) -> bool:
-        if orders is None:
-            return True
-        k = bisect.bisect_right(order_starts, offset) - 1
-        return k >= 0 and offset < orders[k][1]
-
-    for sentence in prompt.sentences:
-        matches = list(lists.vague.finditer(prompt.text, sentence.start, sentence.end))
-        matches += (
-            m
-            for m in lists.vague_in_rules.finditer(prompt.text, sentence.start, sentence.end)
-            if in_order(m.start())
-        )
-        for match in sorted(matches, key=lambda m: m.start()):
-            start, end = match.span()
-            # Quoted spans do not overlap: only the last one starting at or before `start`
-            # can hold it (a search, not a scan of every span per match).
-            k = bisect.bisect_right(code_starts, start) - 1
-            if k >= 0 and start < code[k][1]:
-                continue
-            if match.group().lower().endswith(" of") and _KIND_OF.search(
-                prompt.text[max(sentence.start, start - 8) : start]
-            ):
-                continue
-            word = " ".join(match.group().split())
-            findings.append(
-                prompt.finding(
-                    "ambiguity",
-                    start,
-                    end,
-                    tier=1,
-                    kind="vague-wording",
-                    weight=W_VAGUE,
-                    message=f'"{word}" has more than one reading; say exactly what you mean',
-                )
-            )
-    return findings

@@ -18,7 +18,7 @@ import importlib.util
 import re
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any, Literal
 
@@ -44,6 +44,8 @@ _NO_BEFORE = re.compile(
 # not list in that form (tried in order; the first base form it knows wins).
 _ENDINGS: dict[str, tuple[tuple[str, str], ...]] = {
     "hr": (("ajte", "ati"), ("ite", "iti"), ("aju", "ati"), ("iju", "iti"), ("aj", "ati"),
+           ("uje", "ivati"), ("uje", "ovati"), ("uje", "avati"), ("uju", "ivati"),
+           ("uju", "ovati"), ("uju", "avati"),
            ("ama", "a"), ("ima", ""), ("om", ""), ("oj", "a"), ("e", "a"), ("i", "iti"), ("i", "a"),
            ("u", "a"), ("a", ""), ("i", ""), ("u", ""), ("e", "")),
     "ru": (("ами", "а"), ("ами", ""), ("ах", "а"), ("ой", "а"), ("ом", ""), ("ы", "а"),  # noqa: RUF001
@@ -51,8 +53,13 @@ _ENDINGS: dict[str, tuple[tuple[str, str], ...]] = {
 }  # fmt: skip
 
 
-# Croatian imperatives of "-ati" verbs, when the dictionary lacks them: the infinitive.
-_ORDER_ENDINGS = {"hr": (("ajte", "ati"), ("aj", "ati"))}
+# Croatian imperatives of "-ati" verbs, when the dictionary lacks them: the infinitive; and
+# the present of the "-irati" verbs, a class open to every borrowed verb ("rezervira",
+# "registriraju"), whose ending says which verb it is.
+_ORDER_ENDINGS = {
+    "hr": (("irajte", "irati"), ("iraju", "irati"), ("iraj", "irati"), ("ira", "irati"),
+           ("ajte", "ati"), ("aj", "ati")),
+}  # fmt: skip
 
 
 def lemmatiser_available() -> bool:
@@ -145,6 +152,9 @@ class Lexicon:
     phrase_group: dict[str, str]
     weak: re.Pattern[str]
     exception: re.Pattern[str]
+    # The hard markers and the firm words ("has to", "solely", "ausnahmslos": a duty as
+    # firm as a "must") in one pattern.
+    firm: re.Pattern[str]
     without: re.Pattern[str]  # an exception to a prohibition only ("never ... without consent")
     every: re.Pattern[str]  # "at every booking": the rule holds in every case
     universal: re.Pattern[str]
@@ -223,6 +233,7 @@ def lexicon(language: str) -> Lexicon:
         phrase_group=phrase_group,
         weak=_pattern(section["weak"]),
         exception=_pattern(section["exception"]),
+        firm=_pattern([*raw[language]["strong"], *section["firm"]]),
         without=_pattern(section["without"]),
         every=_pattern(section["every"]),
         universal=_pattern(section["universal"]),
@@ -278,6 +289,10 @@ class Clause:
     # A tool's signature and what it does ("book_engineer(account_id, slot): books a
     # visit"): a description, no rule.
     describes_tool: bool = False
+    # Left to the agent's judgement ("you may accept it if it seems fair"): a permission,
+    # so it weakens a prohibition as much as a duty.
+    discretion: bool = False
+    judged: frozenset[str] = frozenset()  # the topic of that judgement call and its case
 
     @functools.cached_property
     def rule_stems(self) -> frozenset[str]:
@@ -303,6 +318,57 @@ def stem_of(word: str) -> str:
     return word[:STEM_LENGTH]
 
 
+# English particles a verb of a group phrase may be parted from: "read the number *back*",
+# "put the caller *through*", "write it *down*".
+_PARTICLES = frozenset({"back", "through", "down", "over", "up", "out", "off", "on", "in"})
+# How many words may stand between such a verb and its particle.
+_PARTICLE_GAP = 5
+
+
+@functools.cache
+def _parted_phrases(language: str) -> re.Pattern[str] | None:
+    """A pattern of the lexicon's two-word group phrases of a verb and a particle, with up
+    to _PARTICLE_GAP words between them."""
+    verbs: dict[str, set[str]] = {}
+    for phrase in lexicon(language).phrase_group:
+        words = phrase.split()
+        if len(words) == 2 and words[1] in _PARTICLES:
+            verbs.setdefault(words[1], set()).add(words[0])
+    if not verbs:
+        return None
+    alternatives = [
+        rf"(?P<v{k}>{'|'.join(sorted(map(re.escape, vs)))})(?P<g{k}>(?:\s+(?!{p}\b)[\w'\u2019-]+)"
+        rf"{{1,{_PARTICLE_GAP}}}?)\s+(?P<p{k}>{p})"
+        for k, (p, vs) in enumerate(sorted(verbs.items()))
+    ]
+    return re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + r")(?!\w)", re.IGNORECASE)
+
+
+def _join_particles(text: str, lex: Lexicon) -> str:
+    """English group phrases with their particle put back by the verb: "read the number
+    back" -> "read back the number", so that it is the phrase of its group."""
+    pattern = _parted_phrases(lex.language)
+    if pattern is None:
+        return text
+
+    def join(match: re.Match[str]) -> str:
+        k = next(i for i in range(len(match.groups())) if match.group(f"v{i}") is not None)
+        return f"{match.group(f'v{k}')} {match.group(f'p{k}')}{match.group(f'g{k}')}"
+
+    return pattern.sub(join, text)
+
+
+def _markers(lex: Lexicon) -> tuple[re.Pattern[str], ...]:
+    """The words of polarity, limits and emphasis, which a topic leaves out."""
+    return (
+        lex.firm,
+        lex.weak,
+        lex.lists.negative,
+        lex.universal,
+        lex.limits,
+    )
+
+
 def topic_of(text: str, lex: Lexicon) -> tuple[frozenset[str], frozenset[str]]:
     """(topic, actions): lemmas mapped to their synonym group; actions among them. The
     words of polarity ("must", "optional", "обязан", "nije nužno") say which way a rule
@@ -313,8 +379,10 @@ def topic_of(text: str, lex: Lexicon) -> tuple[frozenset[str], frozenset[str]]:
     for match in _QUOTED_NAME.finditer(plain):
         found.add("\u00ab" + " ".join(_WORD.findall(match.group().lower())) + "\u00bb")
     plain = _QUOTED_NAME.sub(" ", plain)
-    for marker in (lex.lists.strong, lex.weak, lex.lists.negative, lex.universal, lex.limits):
+    for marker in _markers(lex):
         plain = marker.sub(" ", plain)
+    if lex.language == "en":
+        plain = _join_particles(plain, lex)
     if lex.phrases is not None:
         for match in lex.phrases.finditer(plain):
             found.add(lex.phrase_group[" ".join(match.group().lower().split())])
@@ -326,6 +394,8 @@ def topic_of(text: str, lex: Lexicon) -> tuple[frozenset[str], frozenset[str]]:
 
 def _content_words(plain: str, lex: Lexicon) -> list[tuple[str, str]]:
     """(synonym group or lemma, lemma) of each content word of `plain`."""
+    if lex.language == "de":
+        plain = join_separable(plain)
     found = []
     for word in _WORD.findall(plain):
         low = word.lower()
@@ -334,9 +404,206 @@ def _content_words(plain: str, lex: Lexicon) -> list[tuple[str, str]]:
         base = lex.lemma(word)
         if base in lex.stop:
             continue
-        group = lex.canonical.get(base) or lex.canonical.get(low) or _passive_group(base, lex)
+        group = (
+            lex.canonical.get(base)
+            or lex.canonical.get(low)
+            or _passive_group(base, lex)
+            or _homograph_group(low, lex)
+        )
+        if group is None:
+            base = _perfective(base, lex)
+            group = lex.canonical.get(base)
+        if group is None and lex.language == "de":
+            parts = compound_parts(word)
+            if parts:
+                # "Zählernummer" and "die Nummer des Zählers" name one thing.
+                found.extend(_content_words(" ".join(parts), lex))
+                continue
         found.append((group or _head_group(base, lex), base))
     return found
+
+
+# A German compound's parts are this long at least (shorter ones are prefixes and endings:
+# "Ver-", "-ung").
+_PART = 4
+_COMPOUND = 9  # letters of the shortest compound split
+_LINKED = 5  # a modifier longer than this may end in a linking "s"
+# Parts that are prefixes of words more often than words of a compound ("Übergabe").
+_NOT_A_MODIFIER = frozenset(
+    {"über", "unter", "hinter", "wider", "gegen", "durch", "nach", "ober", "vorder", "außen",
+     "innen", "rück", "miss", "fort", "weiter", "wieder", "zurück", "heraus", "hinaus",
+     "zusammen", "dazu", "darum", "davon", "selbst",
+     # Parts and degrees say how much of a thing, not which: "Teilkasko", "Gesamtbetrag".
+     "teil", "voll", "halb", "ganz", "gesamt", "haupt", "neben", "sonder", "extra"}
+)  # fmt: skip
+
+
+@functools.lru_cache(maxsize=16384)
+def compound_parts(word: str) -> tuple[str, ...]:
+    """A German compound's two parts, when both are words of the dictionary: "Zählernummer"
+    -> ("Zähler", "Nummer"), "Bibliotheksausweis" -> ("Bibliothek", "Ausweis"),
+    "Lieferadresse" -> ("liefern", "Adresse"), "Router-Neustart" -> ("Router", "Neustart");
+    () for any other word. The longest head wins (the first split from the left)."""
+    if "-" in word:
+        pieces = tuple(p for p in word.split("-") if len(p) >= 3)
+        return pieces if len(pieces) >= 2 else ()
+    if len(word) < _COMPOUND or not word[:1].isupper() or not lemmatiser_available():
+        return ()
+    known = _known_words()
+    whole = _noun_lemma(word).lower()
+    heads = [
+        (k, word[k:].capitalize())
+        for k in range(_PART, len(word) - _PART + 1)
+        if _is_head(word[k:].capitalize(), whole, known)
+    ]
+    # A noun first ("Zähler-stand"), a verb's stem only when no noun fits ("Liefer-adresse").
+    for verbs in (False, True):
+        for k, head in heads:
+            modifier = _modifier(word[:k], known, verbs)
+            if modifier:
+                # A head that is a compound too: "Tierarztrechnung" is Tier, Arzt, Rechnung.
+                return (modifier, *(compound_parts(head) or (head,)))
+    return ()
+
+
+def _noun_lemma(word: str) -> str:
+    """simplemma's lemma as it gives it: capitalised for a German noun."""
+    return str(_lemmatizer().lemmatize(word, lang="de"))
+
+
+def _is_head(head: str, whole: str, known: Callable[[str, str], bool]) -> bool:
+    """A noun the compound ends in, and its lemma too ("Fahrerinnen" is a "Fahrerin", not a
+    "Fahre" of "Rinnen": its lemma does not end in "rinne")."""
+    if not known(head, "de"):
+        return False
+    lemma = _noun_lemma(head)
+    return lemma[:1].isupper() and (whole.endswith(head.lower()) or whole.endswith(lemma.lower()))
+
+
+def _modifier(text: str, known: Callable[[str, str], bool], verbs: bool) -> str:
+    """The word a compound's first part stands for: a noun as written or without its
+    linking "s" ("Sendungs-"); with `verbs`, a verb's stem ("Liefer-" of "liefern",
+    "Zustell-" of "zustellen")."""
+    low = text.lower()
+    if low in _NOT_A_MODIFIER:
+        return ""
+    if verbs:
+        forms = [low + "n", low + "en"]
+    else:
+        # A linking "s" after a word of five letters or more: "Geburts-", "Sendungs-"
+        # ("Preis-" and "Haus-" keep theirs).
+        linked = text[:-1] if low.endswith("s") and len(text) > _LINKED else ""
+        forms = [f for f in (linked, text) if f and _noun_lemma(f)[:1].isupper()]
+    for form in forms:
+        plain = len(form) >= _PART and form.lower() not in _NOT_A_MODIFIER
+        # A verb's stem is no noun's ("liefern", not "Liefer").
+        if plain and known(form, "de") and not (verbs and _noun_lemma(form)[:1].isupper()):
+            return form
+    return ""
+
+
+# The particles a German verb leaves at the end of its clause ("Nehmen Sie die Nummer
+# auf", "Lesen Sie die Bedingungen vor"): the verb is the particle and the verb together.
+_SEPARABLE = frozenset(
+    {"an", "auf", "aus", "ab", "bei", "ein", "mit", "nach", "vor", "zu", "zurück", "weiter",
+     "heraus", "hin", "her", "fest", "durch", "um", "weg", "los", "dar", "fort", "hinzu",
+     "vorbei", "zusammen", "wieder", "bereit", "frei", "statt", "teil", "entgegen"}
+)  # fmt: skip
+_PIECE = re.compile(r"[^.;:!?()\n\u2013\u2014]+")
+# Where a clause may end inside a piece: a comma, or an "und" / "oder" joining two verbs.
+_CHUNK_END = re.compile(r",|\s(?:und|oder|sowie)\s")
+_TOKEN = re.compile(r"[^\W\d_]+")
+# How many words before its particle a separable verb is looked for.
+_SEPARABLE_REACH = 12
+
+
+def join_separable(text: str) -> str:
+    """German clauses with their separable verbs joined: "Nehmen Sie Namen und Nummer auf"
+    -> "aufnehmen Sie Namen und Nummer", "Sagen Sie nichts zu" -> "zusagen Sie nichts";
+    a particle ending a clause joins the nearest verb before it that the dictionary knows
+    with it."""
+    if not lemmatiser_available():
+        return text
+    return _PIECE.sub(lambda m: _join_in(m.group()), text)
+
+
+def _join_in(piece: str) -> str:
+    tokens = list(_TOKEN.finditer(piece))
+    ends = {m.start() for m in _CHUNK_END.finditer(piece)} | {len(piece)}
+    edits: list[tuple[int, int, str]] = []
+    used: set[int] = set()
+    for i, token in enumerate(tokens):
+        if i == 0 or token.group().lower() not in _SEPARABLE:
+            continue
+        # The particle ends its clause: only spaces before the next comma, "und" or end.
+        clause_end = min(e for e in ends if e >= token.end())
+        if piece[token.end() : clause_end].strip():
+            continue
+        verb = _separable_verb(tokens, i, used)
+        if verb is not None:
+            k, joined = verb
+            used.add(k)
+            edits += [
+                (tokens[k].start(), tokens[k].end(), joined),
+                (token.start(), token.end(), ""),
+            ]
+    for a, b, replacement in sorted(edits, reverse=True):
+        piece = piece[:a] + replacement + piece[b:]
+    return piece
+
+
+def _separable_verb(tokens: list[re.Match[str]], at: int, used: set[int]) -> tuple[int, str] | None:
+    """The nearest word before the particle `tokens[at]` that joins it into a verb the
+    dictionary knows ("nimmst" + "zurück" -> "zurücknehmen"), with that verb."""
+    particle = tokens[at].group().lower()
+    known = _known_words()
+    lemma = _lemmatise("de")
+    for k in range(at - 1, max(-1, at - 1 - _SEPARABLE_REACH), -1):
+        word = tokens[k].group()
+        if k in used or (k > 0 and not word.islower()) or word.lower() in _SEPARABLE:
+            continue
+        for base in (word.lower(), lemma(word.lower())):
+            verb = particle + base
+            if base.endswith(("en", "ern", "eln")) and known(verb, "de"):
+                return k, verb
+    return None
+
+
+# Imperfective verbs made from a perfective by a suffix, and the perfective's ending: ru
+# "вызывать" / "вызвать", "записывать" / "записать"; hr "zapisivati" / "zapisati",
+# "davati" / "dati". One action in two aspects is one topic word.
+_IMPERFECTIVE = {
+    "ru": (("ывать", "ать"), ("ывать", "вать"), ("ивать", "ать"), ("ивать", "вать")),
+    "hr": (("ivati", "ati"), ("avati", "ati")),
+}
+
+
+def _perfective(base: str, lex: Lexicon) -> str:
+    """The perfective of an imperfective lemma, when the dictionary knows it; else `base`."""
+    code = _SIMPLEMMA_CODE[lex.language]
+    for ending, perfective in _IMPERFECTIVE.get(lex.language, ()):
+        if base.endswith(ending) and len(base) - len(ending) >= 3 and lemmatiser_available():
+            candidate = base[: -len(ending)] + perfective
+            if _known_words()(candidate, code):
+                return candidate
+    return base
+
+
+def _homograph_group(word: str, lex: Lexicon) -> str | None:
+    """The directive group of a Croatian imperative the dictionary reads as a noun:
+    "provjeri" (check!) is read as "provjera", the verb "provjeriti" is in the group of
+    "confirm"."""
+    if lex.language != "hr" or not word.endswith(("i", "ite")) or not lemmatiser_available():
+        return None
+    verb = _homograph_verb(word)
+    group = lex.canonical.get(verb)
+    return group if group in lex.actions and _known_words()(verb, "hbs") else None
+
+
+def _homograph_verb(word: str) -> str:
+    """The "-iti" infinitive a Croatian imperative comes from: "provjeri(te)" ->
+    "provjeriti"."""
+    return word.removesuffix("te")[:-1] + "iti"
 
 
 def _passive_group(base: str, lex: Lexicon) -> str | None:
@@ -351,7 +618,7 @@ def forms_of(text: str, lex: Lexicon) -> frozenset[str]:
     """The lemmas of the topic words of `text`, before synonym groups (persons and calls
     left out, as from the topic)."""
     plain = _QUOTED_NAME.sub(" ", _CODE.sub(" ", text))
-    for marker in (lex.lists.strong, lex.weak, lex.lists.negative, lex.universal, lex.limits):
+    for marker in _markers(lex):
         plain = marker.sub(" ", plain)
     return frozenset(base for group, base in _content_words(plain, lex) if group not in lex.generic)
 
@@ -386,6 +653,8 @@ def _main_clause_negative(text: str, lex: Lexicon) -> bool:
             continue  # "tell members that cancellations cannot be done": what to say
         if _negates_a_manner(text, match, lex):
             continue  # "block it at once, without asking (не спрашивая)": how, not whether
+        if _asks_whether(text, match, lex):
+            continue  # "уточни, не было ли аллергии": a question, not a prohibition
         before = text[: match.start()]
         opener = None
         for sub in lex.subordinate.finditer(before):
@@ -396,6 +665,17 @@ def _main_clause_negative(text: str, lex: Lexicon) -> bool:
             continue
         return True
     return False
+
+
+# Particles that make a negated verb an indirect question: ru "не было ли", hr "nije li".
+_QUESTION_PARTICLE = {"ru": re.compile(r"\s+\w+\s+ли\b"), "hr": re.compile(r"\s*li\b")}
+
+
+def _asks_whether(text: str, negation: re.Match[str], lex: Lexicon) -> bool:
+    """Whether a negation opens an indirect question ("уточни, не было ли аллергии", "pitaj
+    nije li već platio"): it asks, it forbids nothing."""
+    particle = _QUESTION_PARTICLE.get(lex.language)
+    return particle is not None and particle.match(text, negation.end()) is not None
 
 
 # Endings of an adverbial participle (ru "спрашивая", "уточнив"; hr "pitajući"; en "asking"),
@@ -441,7 +721,7 @@ def _main_clause(text: str, lex: Lexicon) -> str:
     """`text` without its subordinate clauses, each taken to run from its opener ("if",
     "who", "wenn", "ako", "если") to the next comma."""
     kept = []
-    at = 0
+    at = german_verb_first_condition(text, lex)
     for match in lex.subordinate.finditer(text):
         if match.start() < at or match.group().lower() in _ARTICLES:
             continue
@@ -449,6 +729,33 @@ def _main_clause(text: str, lex: Lexicon) -> str:
         at = _subordinate_end(text, match.end(), lex)
     kept.append(text[at:])
     return " ".join(kept)
+
+
+# After a German verb put first, these make it an order or a question to the agent
+# ("Nennen Sie", "Frag du"), not a condition.
+_GERMAN_ADDRESS = frozenset({"sie", "du", "dich", "dir", "ihr", "euch"})
+# Words first in a German sentence that read as verbs but open no condition ("Bitte ...").
+_NOT_A_CONDITION_VERB = frozenset({"bitte", "danke"})
+
+
+def german_verb_first_condition(text: str, lex: Lexicon) -> int:
+    """Where a German condition said with its verb first ends ("*Wünscht der Empfänger
+    einen Ablageort,* setzen Sie ihn", "*Meldet eine Kundin den Verlust,* sperren Sie"):
+    the offset after its comma, or 0. A verb first and then "Sie" or "du" is an order."""
+    if lex.language != "de":
+        return 0
+    words = _WORD.findall(text[:40])
+    comma = text.find(",")
+    if len(words) < 2 or comma < 0 or words[1].lower() in _GERMAN_ADDRESS:
+        return 0
+    first = words[0]
+    if not first[:1].isupper() or first.lower() in _NOT_A_CONDITION_VERB:
+        return 0
+    if _du_imperative(first, lex):
+        return 0  # "Antworte knapp, ...": an order in the Du-Form
+    base = _noun_lemma(first) if lemmatiser_available() else first
+    finite = first.lower().endswith(("t", "te", "ten", "en")) and base[:1].islower()
+    return comma + 1 if finite and base.endswith(("en", "ern", "eln")) else 0
 
 
 def _subordinate_end(text: str, start: int, lex: Lexicon) -> int:
@@ -570,6 +877,48 @@ _GIVEN_REASON = re.compile(
     r"(?<!\w)(?:because|weil|denn|jer|jerbo|потому что|так как|ибо|поскольку)(?!\w)",
     re.IGNORECASE,
 )
+# A reason or a purpose after a comma: what it says does not set the rule's polarity ("...,
+# so the customer does not have to wait"; "..., damit niemand warten muss"; "..., da ne
+# mora čekati"; "..., чтобы клиенту не пришлось ждать").
+_AFTER_THE_RULE = {
+    lang: re.compile(rf",\s*(?:{words})(?!\w)", re.IGNORECASE)
+    for lang, words in {
+        "en": "because|since|so that|so",
+        "de": "weil|denn|da|damit|sodass|so dass",
+        "hr": "jer|kako bi|da bi|tako da",
+        "ru": "потому что|так как|поскольку|чтобы|ибо",
+    }.items()
+}
+
+
+def _polarity_part(text: str, lex: Lexicon) -> str:
+    """The clause up to a reason or purpose set off by a comma."""
+    found = _AFTER_THE_RULE[lex.language].search(text)
+    return text[: found.start()] if found else text
+
+
+# A colon after a whole rule, before an explanation: "Prices are not given by phone: the
+# dentist sets them after an examination". (A colon before a list of what the rule is
+# about, "ask for: name, date", has no rule before it.)
+_EXPLAINING_COLON = re.compile(r":\s+(?=\S)")
+
+
+def _rule_part(text: str, lex: Lexicon) -> str:
+    """The clause without the reason or explanation given after its rule: up to a
+    "because", or up to a colon that follows a rule complete in itself (a polarity of its
+    own and a thing besides its verb)."""
+    reason = _GIVEN_REASON.search(text)
+    if reason:
+        text = text[: reason.start()]
+    colon = _EXPLAINING_COLON.search(text)
+    if colon is None:
+        return text
+    head = text[: colon.start()]
+    topic, actions = topic_of(head, lex)
+    marked = lex.lists.negative.search(head) or lex.lists.strong.search(head)
+    if marked and len(topic) >= 2 and topic - actions:
+        return head
+    return text
 
 
 def _clause_orders(text: str, polarity: Polarity, lex: Lexicon) -> bool:
@@ -648,6 +997,10 @@ def _du_imperative(word: str, lex: Lexicon) -> bool:
     if low in _DU_IRREGULAR:
         return True
     base = lex.lemma(word)
+    if word[:1].isupper() and base != low and not base.endswith(("en", "ern", "eln")):
+        # Read as the noun of another form ("Halte" as "Halt"): the word is no form of
+        # that noun, so it is the verb's ("halten").
+        base = lex.lemma(low)
     if base == low or not base.endswith(("en", "ern", "eln")):
         return False
     stem = base[:-2] if base.endswith("en") else base[:-1]
@@ -671,22 +1024,108 @@ def _directive_homograph(word: str, base: str, lex: Lexicon) -> bool:
     """A Croatian imperative the dictionary reads as a noun ("ponudi": the dative of
     "ponuda", and "offer!"): an order when its lemma is one of the directive verbs' group
     and the verb of its stem exists ("ponuditi")."""
-    if lex.language != "hr" or lex.canonical.get(base, "") not in lex.actions:
-        return False
-    if not lemmatiser_available():
+    if lex.language != "hr" or not lemmatiser_available():
         return False  # no dictionary to ask whether the verb exists
-    stem = word.removesuffix("te")[:-1]
-    return _known_words()(stem + "iti", "hbs")
+    if lex.canonical.get(base, "") in lex.actions:
+        return _known_words()(_homograph_verb(word), "hbs")
+    # "provjeri": the noun "provjera" is no directive, its verb "provjeriti" is.
+    return _homograph_group(word, lex) is not None
 
 
 _INFINITIVE = {"hr": ("ti", "ći"), "ru": ("ть", "ться", "ти", "чь")}
+
+
+# A case left to the agent's judgement: "if it seems fair", "as you see fit"; de "falls Ihnen
+# das angemessen erscheint", "nach eigenem Ermessen"; hr "ako ti se to čini u redu", "po
+# vlastitoj procjeni"; ru "когда сочтёте это уместным", "если ему покажется". Whatever the
+# adjective, the rule is then the agent's to keep or drop: a weakening.
+_DISCRETION: dict[str, tuple[str, ...]] = {
+    "en": (
+        r"\b(?:if|when|where|as|whenever)\s+(?:it|this|that)\s+(?:seems|appears|feels)\b",
+        r"\b(?:if|when|where|as)\s+(?:you|the\s+agent|they)\s+(?:think|feel|consider|deem"
+        r"|judge|see\s+fit)",
+        r"\bat\s+(?:your|its|the\s+agent's)\s+(?:own\s+)?discretion\b",
+        r"\buse\s+your\s+(?:own\s+)?(?:discretion|judge?ment)\b",
+    ),
+    "de": (
+        r"\b(?:wenn|falls|sofern|soweit)\b[^,.;:]{0,50}\b(?:erscheint|erscheinen|vorkommt)\b",
+        r"\b(?:wenn|falls|sofern)\b[^,.;:]{0,40}\bfür\s+\w+\s+(?:hält|hältst|halten)\b",
+        r"\bnach\s+(?:eigenem|ihrem|deinem|freiem|seinem)\s+ermessen\b",
+        r"\bim\s+ermessen\b",
+    ),
+    "hr": (
+        r"\b(?:ako|kad|kada|ukoliko)\s+(?:ti|mu|joj|vam|im)\s+se\b[^,.;:]{0,40}\bči(?:ni|ne)\b",
+        r"\b(?:ako|kad|kada|ukoliko)\s+(?:smatraš|smatrate|smatra|procijeniš|procijenite"
+        r"|procijeni|misliš|mislite|ocijeniš|ocijenite)\b",
+        r"\bpo\s+(?:vlastitoj|svojoj|tvojoj|vašoj)\s+procjeni\b",
+        r"\bpo\s+(?:svom|svojem|vlastitom)\s+nahođenju\b",
+    ),
+    "ru": (
+        r"\b(?:если|когда|коли)\b[^,.;:]{0,40}\b(?:покаж\w+|сочт[её](?:те|шь|т)"
+        r"|посчита(?:ете|ешь|ет))\b",
+        r"\bпо\s+(?:своему|вашему|твоему|его)\s+усмотрению\b",  # noqa: RUF001
+        r"\bна\s+(?:своё|свое|ваше|твоё|твое|его)\s+усмотрение\b",  # noqa: RUF001
+    ),
+}
+_DISCRETION_RE = {
+    lang: re.compile("|".join(parts), re.IGNORECASE) for lang, parts in _DISCRETION.items()
+}
+
+
+# A permission to leave a step out, or to do it in some case only: "you can also skip the
+# check", "kannst du auch weglassen", "možeš i preskočiti", "можете и пропустить"; "the
+# form can be sent later if ...", "kann mitgebracht werden, falls ...". Whatever stands
+# between the modal and the verb, the step is then optional: a weakening.
+_PERMITTED: dict[str, tuple[str, ...]] = {
+    "en": (
+        r"\b(?:may|can)\b[^,.;:]{0,40}\b(?:skip|omit|leave\s+out|drop)\b",
+        r"\b(?:can|may)\s+be\s+\w+\b[^.;:]{0,30}\b(?:if|when)\b",
+        r"\bnice\s+to\s+do\b",
+    ),
+    "de": (
+        r"\b(?:kannst|können|kann|darfst|dürfen|darf)\b[^,.;:]{0,50}\b(?:weglassen|überspringen"
+        r"|auslassen|entfallen)\b",
+        r"\b(?:kann|können|darf|dürfen)\b[^,.;:]{0,40}\bwerden,\s*(?:falls|wenn|sofern)\b",
+    ),
+    "hr": (
+        r"\b(?:možeš|možete|može|smiješ|smijete|smije)\b[^,.;:]{0,40}\b(?:preskočiti|izostaviti"
+        r"|ispustiti)\b",
+        r"\bmože\s+se\b[^,.;:]{0,30},?\s*(?:ako|ukoliko)\b",
+    ),
+    "ru": (r"\b(?:можешь|можете|можно|вправе)\b[^,.;:]{0,40}\b(?:пропустить|опустить)\b",),
+}
+_PERMITTED_RE = {
+    lang: re.compile("|".join(parts), re.IGNORECASE) for lang, parts in _PERMITTED.items()
+}
+
+
+def permits_leaving_out(text: str, lex: Lexicon) -> bool:
+    """Whether the clause lets the agent leave its step out, or do it in some case only."""
+    return _PERMITTED_RE[lex.language].search(text) is not None
+
+
+def leaves_to_judgement(text: str, lex: Lexicon) -> bool:
+    """Whether the clause leaves its rule to the agent's judgement ("if it seems fair")."""
+    return _DISCRETION_RE[lex.language].search(text) is not None
+
+
+def judgement_topic(text: str, lex: Lexicon) -> frozenset[str]:
+    """The topic of a clause's judgement call and what follows it ("..., if it seems to
+    you that the caller is in trouble"): the case, not what is loosened."""
+    found = _DISCRETION_RE[lex.language].search(text)
+    return topic_of(text[found.start() :], lex)[0] if found else frozenset()
 
 
 # A tool's name: code in backticks, or a snake_case name ("otkazi_rezervaciju").
 _TOOL_NAME = re.compile(r"`([^`\n]{1,80})`|(?<![\w`])([^\W\d_]\w*_\w+)")
 
 
-_TOOL_SIGNATURE = re.compile(r"[\s\-*•]*`?[^\W\d]\w*\([^()\n]{0,120}\)`?\s*[:\u2013\u2014-]")
+# A tool's signature opening its line, then what it does: "book_engineer(slot): books a
+# visit", "`umleiten(nummer, ziel)` leitet ... um" (code first, then the verb).
+_TOOL_SIGNATURE = re.compile(
+    r"[\s\-*•]*(?:`[^\W\d]\w*\([^()\n`]{0,120}\)`\s+(?=[^\W\d])"
+    r"|`?[^\W\d]\w*\([^()\n]{0,120}\)`?\s*[:\u2013\u2014-])"
+)
 
 
 def tools_named(text: str) -> frozenset[str]:
@@ -720,24 +1159,59 @@ def _without_what(text: str, match: re.Match[str] | None, lex: Lexicon) -> froze
     return frozenset()
 
 
+# Pronouns that stand for a thing named before ("say *them*", "nimm *sie* zurück", "naruči
+# *je*", "блокируй *её*").
+_BACK_POINTERS = {
+    "en": frozenset({"it", "them", "this", "these", "those", "one"}),
+    "de": frozenset({"es", "sie", "ihn", "ihm", "ihnen", "diese", "dies", "dieses", "solche"}),
+    "hr": frozenset({"ga", "je", "ih", "ju", "njega", "nju", "njih", "to", "tome", "toga"}),
+    "ru": frozenset({"его", "её", "ее", "их", "это", "этого", "этом", "него", "неё", "них"}),  # noqa: RUF001
+}
+# A clause that points back names this many things of its own at most.
+_POINTER_THINGS = 1
+
+
+def _only_firms(text: str, topic: frozenset[str], polarity: Polarity, lex: Lexicon) -> bool:
+    """A clause that says only that something is a duty ("das ist Pflicht", "to je
+    obavezno", "это обязательно"): a hard marker and at most one word of its own."""
+    if polarity != "pos" or len(topic) > _POINTER_THINGS:
+        return False
+    return lex.firm.search(text) is not None
+
+
+def _points_back(text: str, things: frozenset[str], lex: Lexicon) -> bool:
+    """Whether a clause names (almost) nothing itself and points back to what the clause
+    before it names, by a pronoun."""
+    if len(things) > _POINTER_THINGS:
+        return False
+    pronouns = _BACK_POINTERS.get(lex.language, frozenset())
+    # German "Sie" addresses the agent; only the lower-case "sie" is a thing.
+    words = {w if lex.language == "de" else w.lower() for w in _WORD.findall(text)}
+    return bool(words & pronouns)
+
+
 def clauses(prompt: Prompt, lex: Lexicon) -> list[Clause]:
     """Every clause of every sentence, in prompt order."""
     found: list[Clause] = []
     for sentence in prompt.sentences:
         first = sentence.words[0] if sentence.words else ""
-        sentence_strong = lex.lists.strong.search(sentence.text) is not None
+        sentence_strong = lex.firm.search(sentence.text) is not None
         for a, b in _cuts(sentence, lex):
             text = sentence.text[a:b]
             topic, _ = topic_of(text, lex)
             # What a rule is about, not why: "never quote costs, because each treatment is
             # billed differently" is about quoting costs.
-            reason = _GIVEN_REASON.search(text)
-            rule_topic = topic_of(text[: reason.start()], lex)[0] if reason else topic
+            rule_text = _rule_part(text, lex)
+            rule_topic = topic if rule_text == text else topic_of(rule_text, lex)[0]
             # The rule's action is the main clause's verb: in "if a member asks whether
             # ...", "tell every caller who asks about ...", asking is the caller's.
             actions = topic_of(_main_clause(text, lex), lex)[1]
-            weak = lex.weak.search(text) is not None
-            negative = _main_clause_negative(text, lex)
+            discretion = leaves_to_judgement(text, lex)
+            ruled = _polarity_part(text, lex)
+            weak = (
+                discretion or lex.weak.search(ruled) is not None or permits_leaving_out(ruled, lex)
+            )
+            negative = _main_clause_negative(ruled, lex)
             polarity: Polarity = "weak" if weak else "neg" if negative else "pos"
             ordered = _gives_order(text, lex) or lex.is_imperative(first)
             forms = forms_of(text, lex)
@@ -746,6 +1220,16 @@ def clauses(prompt: Prompt, lex: Lexicon) -> list[Clause]:
                 # "..., but does not have to", "nije obavezna": a weakening cut off from
                 # what it weakens, which the clause before names.
                 topic, forms = topic | previous.topic, forms | previous.forms
+            elif previous is not None and _points_back(text, rule_topic - actions, lex):
+                # "Claim numbers go by email only; never say *them* on the phone": the
+                # clause acts on what the one before names.
+                things = previous.rule_topic - previous.actions
+                topic, rule_topic = topic | things, rule_topic | things
+                forms = forms | previous.forms
+            if previous is not None and _only_firms(text, topic, polarity, lex):
+                # "Ask for the pet's name and age - that is mandatory": the duty is the
+                # clause before's.
+                found[-1] = replace(previous, strong=True)
             without_match = lex.without.search(text)
             without = polarity == "neg" and without_match is not None
             found.append(
@@ -757,8 +1241,7 @@ def clauses(prompt: Prompt, lex: Lexicon) -> list[Clause]:
                     topic=topic,
                     actions=actions,
                     polarity=polarity,
-                    strong=lex.lists.strong.search(text) is not None
-                    or lex.every.search(text) is not None,
+                    strong=lex.firm.search(text) is not None or lex.every.search(text) is not None,
                     exception=lex.exception.search(text) is not None or without,
                     only_without=without and lex.exception.search(text) is None,
                     without_what=_without_what(text, without_match, lex),
@@ -767,7 +1250,8 @@ def clauses(prompt: Prompt, lex: Lexicon) -> list[Clause]:
                     # every call about tickets" is an order all the same.
                     describes_callers=lex.intro.search(text) is not None and not ordered,
                     instruction=sentence_strong or ordered or polarity != "pos",
-                    conditional=first_condition(text, lex) is not None,
+                    conditional=first_condition(text, lex) is not None
+                    or german_verb_first_condition(text, lex) > 0,
                     condition=_condition_topic(text, lex),
                     orders=_clause_orders(text, polarity, lex),
                     restricted=lex.restrictive.search(text) is not None,
@@ -775,6 +1259,8 @@ def clauses(prompt: Prompt, lex: Lexicon) -> list[Clause]:
                     tools=tools_named(text),
                     rule_topic=rule_topic,
                     describes_tool=_TOOL_SIGNATURE.match(sentence.text) is not None,
+                    discretion=discretion,
+                    judged=judgement_topic(text, lex) if discretion else frozenset(),
                 )
             )
     return found
