@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from polygon_voice.lint.topics import Lexicon
 
-_WORD = re.compile(r"[^\W\d_]+(?:[-'\u2019][^\W\d_]+)*")
+# A word, with its hyphenated or apostrophed parts ("e-mail", "don't"); topics.py reads
+# words the same way.
+WORD = re.compile(r"[^\W\d_]+(?:[-'\u2019][^\W\d_]+)*")
 # A number in digits: thousands grouped by a space, a dot or a comma ("100 000", "2.000",
 # "1,500": one number each), else an integer or a decimal ("3.5").
 _NUMBER = re.compile(r"\d{1,3}(?:[ \u00a0\u202f.,]\d{3})+(?![\d.,]\d)|\d+(?:[.,]\d+)?")
@@ -98,7 +100,7 @@ def numbers_in(text: str, lex: Lexicon) -> list[tuple[int, int, int]]:
         and not (m.end() < len(text) and text[m.end()] in ":/")
         and not _LABEL_BEFORE.search(text[max(0, m.start() - 6) : m.start()])
     ]
-    words = list(_WORD.finditer(text))
+    words = list(WORD.finditer(text))
     k = 0
     while k < len(words):
         value = word_value(words[k].group(), lex)

@@ -23,13 +23,13 @@ from importlib import resources
 from typing import Any, Literal
 
 from polygon_voice.lint.lexicon import WordLists, _pattern, word_lists
+from polygon_voice.lint.numbers import WORD as _WORD
 from polygon_voice.lint.text import Prompt, Sentence
 
 Polarity = Literal["pos", "neg", "weak"]
 # simplemma's code for Croatian is the Serbo-Croatian dictionary.
 _SIMPLEMMA_CODE = {"en": "en", "de": "de", "hr": "hbs", "ru": "ru"}
 LEMMATISER_HINT = "pip install simplemma (the rules by lemma then find more, in de/hr/ru most)"
-_WORD = re.compile(r"[^\W\d_]+(?:[-'\u2019][^\W\d_]+)*")
 _CODE = re.compile(r"`[^`\n]*`|\{[^}\n]*\}")
 _QUOTED_NAME = re.compile(r'"[^"\n]{1,60}"|„[^“”\n]{1,60}[“”]|“[^”\n]{1,60}”|«[^»\n]{1,60}»')
 _NOT_A_PROHIBITION = frozenset({"without", "ohne", "bez", "без"})
