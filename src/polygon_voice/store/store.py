@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from types import TracebackType
@@ -11,10 +12,10 @@ from typing import Any, Self, TypeAlias
 import sqlalchemy as sa
 from pydantic import BaseModel, ValidationError
 from sqlalchemy.engine import Connection, Row
-from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError, SQLAlchemyError
 
 from polygon_voice.model.trace import ConversationResult, TraceEntry
-from polygon_voice.store.engine import open_engine, open_hint
+from polygon_voice.store.engine import SQLITE_LOCK_WAIT_SECONDS, open_engine, open_hint
 from polygon_voice.store.errors import ConversationExists, StoreError
 from polygon_voice.store.leases import LeaseStore
 from polygon_voice.store.migrate import ensure_schema
@@ -79,7 +80,7 @@ class Store(PersonaStore, LeaseStore, SweepStore):
         self._engine = open_engine(url)
         try:
             # True when this open applied migrations (a new or older database).
-            self.migrated = ensure_schema(self._engine)
+            self.migrated = _ensure_schema_waiting(self._engine)
         except SQLAlchemyError as exc:
             self._engine.dispose()
             raise StoreError(
@@ -714,6 +715,28 @@ def _ambiguous(key: str, matches: list[RunRecord]) -> str:
         + "\n".join(lines)
         + more
     )
+
+
+LOCKED_RETRY_SECONDS = 0.05
+
+
+def _ensure_schema_waiting(engine: sa.Engine) -> bool:
+    """`ensure_schema`, tried again while SQLite answers "database is locked" at once.
+
+    The busy timeout makes a write wait for another's lock, but SQLite skips it where
+    waiting could deadlock, and a new file whose journal mode another process is switching
+    to WAL can answer "locked" at once too: seen when pytest-xdist workers open one new
+    database together. The schema check is idempotent, so it is safe to try again, up to
+    the same wait as a write's."""
+    deadline = time.monotonic() + SQLITE_LOCK_WAIT_SECONDS
+    while True:
+        try:
+            return ensure_schema(engine)
+        except OperationalError as exc:
+            locked = engine.dialect.name == "sqlite" and "locked" in str(exc.orig)
+            if not locked or time.monotonic() >= deadline:
+                raise
+            time.sleep(LOCKED_RETRY_SECONDS)
 
 
 def _reason(exc: SQLAlchemyError) -> str:
