@@ -15,11 +15,11 @@ import re
 from polygon_voice.lint.lexicon import VagueReadings, WordLists
 from polygon_voice.lint.model import Finding
 from polygon_voice.lint.text import Prompt, Sentence
+from polygon_voice.lint.vague import GERMAN_INDEFINITE, LETTERS
 
 W_REFERENCE = 0.1
-_WORD = re.compile(r"[^\W\d_]+")
 _MAIN_FROM = re.compile(r",")  # a condition put first ends at a comma
-_INDEFINITE = re.compile(r"k?ein(?:e[mnrs]?)?", re.IGNORECASE)
+_INDEFINITE = re.compile(GERMAN_INDEFINITE, re.IGNORECASE)
 
 
 def unclear_references(prompt: Prompt, lists: WordLists) -> list[Finding]:
@@ -75,7 +75,7 @@ def _names_two(text: str, span: tuple[int, int], r: VagueReadings) -> bool:
     article ("a contract and a SIM card"), in German before an article or a noun
     ("Ausweis und Reisepass"); in Croatian and Russian, which have no articles, any."""
     for pair in r.pairs.finditer(text, *span):
-        nxt = _WORD.search(text, pair.end(), span[1])
+        nxt = LETTERS.search(text, pair.end(), span[1])
         if nxt is None:
             continue
         word = nxt.group()
@@ -96,7 +96,7 @@ def _pronoun_in(text: str, start: int, end: int, r: VagueReadings) -> re.Match[s
     """The pronoun right after the clause's first word, its verb ("cancel it", "provjeri
     ga", "отправьте её"), in lower case (German "sie", not the "Sie" of address): the
     object of the order. Further on, "it" mostly means something the clause named itself."""
-    words = list(_WORD.finditer(text, start, end))[:2]
+    words = list(LETTERS.finditer(text, start, end))[:2]
     if len(words) == 2 and words[1].group().islower() and r.pronouns.fullmatch(words[1].group()):
         return words[1]
     return None

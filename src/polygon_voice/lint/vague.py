@@ -30,7 +30,8 @@ W_VAGUE = 0.1
 _QUOTED = re.compile(r'`[^`\n]*`|"[^"\n]*"|„[^“”\n]*[“”]|“[^”\n]*”|«[^»\n]*»|»[^«\n]*«')
 # "the kind of room", "what sort of card": a kind, not a hedge ("kind of late").
 _KIND_OF = re.compile(r"(?:the|a|what|which|this|that|any|every)\s+$", re.IGNORECASE)
-_WORD = re.compile(r"[^\W\d_]+")
+# A run of letters: the words the readings count (no hyphenated compounds needed here).
+LETTERS = re.compile(r"[^\W\d_]+")
 # How far after a vague word the prompt may make it exact ("a few days, at most three").
 _EXACT_WITHIN = 60
 _FREE_WORDS = 2  # words between them ("möglichst knapp, höchstens zwei Sätze")
@@ -47,7 +48,11 @@ _INFINITIVE = {
 _ATTEMPT_REACH = 8  # words after "try" within which its action must follow
 # "a certain X" with the indefinite article (German), or the Croatian and Russian singular,
 # is one particular X; the plural ("bestimmte Fälle", "određeni slučajevi") is "some".
-_GERMAN_INDEFINITE = re.compile(r"(?:^|\W)k?ein(?:e[mnrs]?)?\s+(?:ganz\s+)?$", re.IGNORECASE)
+# The German indefinite article and "kein" in every case ending.
+GERMAN_INDEFINITE = r"k?ein(?:e[mnrs]?)?"
+_AFTER_GERMAN_INDEFINITE = re.compile(
+    rf"(?:^|\W){GERMAN_INDEFINITE}\s+(?:ganz\s+)?$", re.IGNORECASE
+)
 _SINGULAR_ENDINGS = {
     "hr": ("en", "a", "o", "og", "oga", "om", "omu", "oj", "u"),
     "ru": ("ый", "ий", "ая", "ое", "ого", "ому", "ой", "ую", "ом"),
@@ -224,7 +229,7 @@ def _judgement(ctx: _Context, sentence: Sentence, match: re.Match[str]) -> bool:
     an infinitive after it; Croatian and Russian, whose infinitives show it)."""
     if not _bounds_order(ctx, sentence, match):
         return False
-    words = _WORD.findall(ctx.text, max(sentence.start, match.start() - 12), match.start())
+    words = LETTERS.findall(ctx.text, max(sentence.start, match.start() - 12), match.start())
     if words and ctx.readings.definite.fullmatch(words[-1]):
         return False
     return ctx.readings.language in ("en", "de") or not _infinitive_after(
@@ -238,7 +243,7 @@ def _particular(ctx: _Context, sentence: Sentence, match: re.Match[str]) -> bool
     language = ctx.readings.language
     if language == "de":
         before = ctx.text[max(sentence.start, match.start() - 12) : match.start()]
-        return not _GERMAN_INDEFINITE.search(before)
+        return not _AFTER_GERMAN_INDEFINITE.search(before)
     word = match.group().lower()
     ambiguous = _AMBIGUOUS_NUMBER.get(language, ())
     if word.endswith(ambiguous):
@@ -250,7 +255,7 @@ def _singular_noun_after(ctx: _Context, sentence: Sentence, offset: int, languag
     """Whether the next word is a singular noun: Croatian masculine nouns end in a
     consonant in the singular ("neki član") and in -i in the plural ("neki članovi");
     Russian datives plural end in -ам/-ям ("определённым клиентам")."""
-    nxt = _WORD.search(ctx.text, offset, sentence.end)
+    nxt = LETTERS.search(ctx.text, offset, sentence.end)
     if nxt is None:
         return False
     noun = nxt.group().lower()
@@ -266,7 +271,7 @@ def _attempt(ctx: _Context, sentence: Sentence, match: re.Match[str]) -> bool:
     before = ctx.text[max(sentence.start, match.start() - 16) : match.start()]
     if ctx.lists.negative.search(before):
         return False
-    words = _WORD.findall(before)
+    words = LETTERS.findall(before)
     if words and ctx.readings.determiners.fullmatch(words[-1]):
         return False  # "the next attempt", "svaki novi pokušaj"
     if ctx.readings.language == "de" and match.group()[0].isupper() and words:
@@ -297,7 +302,7 @@ def _bounds_order(ctx: _Context, sentence: Sentence, match: re.Match[str]) -> bo
     if before and ctx.in_order(sentence.start + len(before) - 1):
         return True
     # "Then respond appropriately": an order verb after a word of sequence.
-    words = [w.lower() for w in _WORD.findall(before)]
+    words = [w.lower() for w in LETTERS.findall(before)]
     while words and ctx.readings.sequence.fullmatch(words[0]):
         words.pop(0)
     return bool(words) and words[0] in ctx.lists.imperative
@@ -315,7 +320,7 @@ def _made_exact(ctx: _Context, sentence: Sentence, match: re.Match[str]) -> bool
         return True
     bound = ctx.readings.bounds.search(gap)
     bounded = bound is not None and not gap[bound.end() :].strip()
-    free = _WORD.findall(gap if not bounded or bound is None else gap[: bound.start()])
+    free = LETTERS.findall(gap if not bounded or bound is None else gap[: bound.start()])
     return len(free) <= _FREE_WORDS and (bounded or _SET_OFF.search(gap) is not None)
 
 
@@ -332,7 +337,7 @@ def _infinitive_after(ctx: _Context, sentence: Sentence, offset: int, reach: int
     infinitive = _INFINITIVE.get(ctx.readings.language)
     if infinitive is None:
         return False
-    words = _WORD.findall(ctx.text, offset, sentence.end)[:reach]
+    words = LETTERS.findall(ctx.text, offset, sentence.end)[:reach]
     return any(infinitive.match(w.lower()) for w in words)
 
 
@@ -372,7 +377,7 @@ def _case_before(ctx: _Context, sentence: Sentence, offset: int) -> int | None:
     openers = list(ctx.readings.opens_case.finditer(before, cut))
     if openers:
         start = openers[-1].start()
-        if len(_WORD.findall(before, start)) <= _CASE_WORDS:
+        if len(LETTERS.findall(before, start)) <= _CASE_WORDS:
             return sentence.start + start
     if ctx.readings.language == "de" and not before.strip():
         return offset
@@ -382,12 +387,12 @@ def _case_before(ctx: _Context, sentence: Sentence, offset: int) -> int | None:
 def _has_predicate(ctx: _Context, sentence: Sentence, verb: re.Match[str]) -> bool:
     """Whether the verb says how something seems: a word after it ("seems unsure", not
     "if the alarm sounds," nor "look up"), or in German before it ("verärgert wirkt")."""
-    after = _WORD.search(ctx.text, verb.end(), sentence.end)
+    after = LETTERS.search(ctx.text, verb.end(), sentence.end)
     gap = ctx.text[verb.end() : after.start()] if after else ""
     if ctx.readings.language == "de" and not ctx.text[sentence.start : verb.start()].strip():
         return after is not None  # "Wirkt der Anrufer verärgert"
     if ctx.readings.language == "de":
-        before = _WORD.findall(ctx.text, sentence.start, verb.start())
+        before = LETTERS.findall(ctx.text, sentence.start, verb.start())
         return bool(before) and before[-1].islower() and before[-1] != "nicht"
     if after is None or gap.strip():
         return False
